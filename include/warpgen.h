@@ -1,0 +1,437 @@
+/*
+ * warpgen.h - the whole public interface of libwarpgen.
+ *
+ * warpgen writes GPU kernels at run time: a caller names an operation, an
+ * element type, an operator, a logical warp width and a shuffle variant
+ * (a "spec"), warpgen fills text templates for exactly that, compiles the
+ * CUDA source with NVRTC to PTX and cubin, keeps the cubin in a cache and
+ * launches it through the CUDA driver API (loaded at run time; no link-time
+ * dependency on libcuda).
+ *
+ * Conventions, for every function below:
+ *   - The return value is a status: WG_OK (0) or a negative WG_E* code.
+ *     wg_errmsg(ctx) then holds a message with the detail (the field that is
+ *     wrong, the NVRTC log, the CUDA error name); wg_strerror(code) is a
+ *     static one-line description of the code.
+ *   - Out parameters come first. Memory the library returns to the caller is
+ *     released with wg_free(); everything else stays owned by the library.
+ *   - Device pointers are uint64_t, CUDA streams and contexts are void *, so
+ *     this header needs no CUDA header.
+ *   - Threads: there is no global mutable state except the driver table,
+ *     which is resolved once and is thread-safe. A wg_context must be used by
+ *     one thread at a time; separate contexts may be used in parallel from
+ *     separate threads. Functions that take no context are thread-safe.
+ *   - The library never prints, never exits and never aborts.
+ */
+#ifndef WARPGEN_H
+#define WARPGEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(WG_BUILDING_LIBRARY) && defined(__GNUC__)
+#define WG_API __attribute__((visibility("default")))
+#else
+#define WG_API
+#endif
+
+#define WG_VERSION_MAJOR 0
+#define WG_VERSION_MINOR 1
+#define WG_VERSION_PATCH 0
+#define WG_VERSION_STRING "0.1.0"
+/* WG_VERSION_NUMBER: major * 10000 + minor * 100 + patch. */
+#define WG_VERSION_NUMBER \
+  (WG_VERSION_MAJOR * 10000 + WG_VERSION_MINOR * 100 + WG_VERSION_PATCH)
+
+/* The version of the library actually loaded, as "major.minor.patch" and as
+ * WG_VERSION_NUMBER would spell it. Compare with the macros to detect a
+ * header/library mismatch. */
+WG_API const char *wg_version(void);
+WG_API int wg_version_number(void);
+
+/* ------------------------------------------------------------------------ */
+/* Status codes                                                             */
+/* ------------------------------------------------------------------------ */
+
+enum {
+  WG_OK = 0,
+  WG_EINVAL = -1,     /* a bad argument: NULL pointer, bad size, bad option */
+  WG_ESPEC = -2,      /* a spec that does not parse or is not valid */
+  WG_ENOMEM = -3,     /* out of host memory */
+  WG_ETEMPLATE = -4,  /* a template is missing or malformed */
+  WG_ECOMPILE = -5,   /* NVRTC failed; the message holds its log */
+  WG_ENODRIVER = -6,  /* libcuda.so.1 cannot be loaded */
+  WG_ENODEVICE = -7,  /* a driver, but no usable CUDA device */
+  WG_ECUDA = -8,      /* a CUDA driver call failed; message names the error */
+  WG_EARCH = -9,      /* the spec's architecture does not match the device */
+  WG_EALIGN = -10,    /* a device pointer is not aligned to its element */
+  WG_ERANGE = -11,    /* a count or size overflows what the kernel can take */
+  WG_EIO = -12,       /* a file could not be read or written */
+  WG_ENOTFOUND = -13, /* a named tool or item does not exist */
+  WG_ELAUNCH = -14    /* a kernel faulted; the CUDA context is now unusable */
+};
+
+/* A static, one-line description of a status code; never NULL. */
+WG_API const char *wg_strerror(int status);
+
+/* ------------------------------------------------------------------------ */
+/* The spec: what kernel to make                                            */
+/* ------------------------------------------------------------------------ */
+
+/* The operation. The first nine are warp primitives: the kernel takes
+ * (input, output, n) and applies the primitive to each group of `width`
+ * consecutive elements; the last group may be partial, its missing lanes
+ * hold the operator's identity and write nothing.
+ *
+ *   WG_REDUCE     reduce       one output per group (the group's first lane)
+ *   WG_ALLREDUCE  allreduce    one output per element (every lane's copy)
+ *   WG_SCAN       scan         inclusive prefix, one output per element
+ *   WG_EXSCAN     exscan       exclusive prefix (lane 0 gets the identity)
+ *   WG_BROADCAST  broadcast    every element gets its group's lane `lane`
+ *                              (zero where that lane is past the end)
+ *   WG_BALLOT     ballot       one uint32 per group: bit j set when the
+ *                              group's element j is non-zero
+ *   WG_ANY        any          one int32 per group: 1 if any element != 0
+ *   WG_ALL        all          one int32 per group: 1 if every element != 0
+ *   WG_MATCH      match        one uint32 per element: the bits (relative to
+ *                              the group) of the lanes whose element has the
+ *                              same bit pattern
+ *
+ * Whole-array and row reductions (see wg_reduce, wg_reduce_rows):
+ *   WG_REDUCE_ARRAY  reduce-array  the whole array to one value
+ *   WG_REDUCE_ROWS   reduce-rows   one value per row of `cols` elements
+ */
+typedef enum {
+  WG_REDUCE = 0,
+  WG_ALLREDUCE,
+  WG_SCAN,
+  WG_EXSCAN,
+  WG_BROADCAST,
+  WG_BALLOT,
+  WG_ANY,
+  WG_ALL,
+  WG_MATCH,
+  WG_REDUCE_ARRAY,
+  WG_REDUCE_ROWS,
+  WG_PRIMITIVE_COUNT
+} wg_primitive;
+
+/* Element types. f16 and bf16 accumulate in f32 and are rounded once when
+ * stored; every other type accumulates in itself. Integer sums and products
+ * wrap modulo 2^bits. */
+typedef enum {
+  WG_F16 = 0,
+  WG_BF16,
+  WG_F32,
+  WG_F64,
+  WG_I32,
+  WG_U32,
+  WG_I64,
+  WG_U64,
+  WG_TYPE_COUNT
+} wg_type;
+
+/* Operators. and/or/xor are bitwise and exist for integer types only.
+ * Floating min/max follow fmin/fmax: a NaN loses against a number. */
+typedef enum {
+  WG_OP_NONE = 0, /* for broadcast and the vote family, which take none */
+  WG_OP_SUM,
+  WG_OP_PROD,
+  WG_OP_MIN,
+  WG_OP_MAX,
+  WG_OP_AND,
+  WG_OP_OR,
+  WG_OP_XOR,
+  WG_OPERATOR_COUNT
+} wg_operator;
+
+/* How lanes exchange values.
+ *   auto   the fastest valid variant for the spec, as measured (README)
+ *   down   __shfl_down_sync       xor    __shfl_xor_sync (butterfly)
+ *   up     __shfl_up_sync         idx    __shfl_sync (indexed)
+ *   redux  __reduce_*_sync: i32/u32, every operator but prod, sm_80+
+ *   smem   a shared-memory tree: the baseline the others are measured against
+ *   vote   __ballot_sync / __any_sync / __all_sync / __match_any_sync: the
+ *          vote family's hardware instructions */
+typedef enum {
+  WG_VARIANT_AUTO = 0,
+  WG_VARIANT_DOWN,
+  WG_VARIANT_XOR,
+  WG_VARIANT_UP,
+  WG_VARIANT_IDX,
+  WG_VARIANT_REDUX,
+  WG_VARIANT_SMEM,
+  WG_VARIANT_VOTE,
+  WG_VARIANT_COUNT
+} wg_variant;
+
+#define WG_SPEC_VERSION 1
+
+/* A plain description of one kernel. Initialise with WG_SPEC_INIT or
+ * wg_spec_init() (for foreign-function interfaces), then set fields, or fill
+ * it from text with wg_spec_parse(). */
+typedef struct wg_spec {
+  int version;           /* WG_SPEC_VERSION */
+  wg_primitive primitive;
+  wg_type type;
+  wg_operator op;        /* WG_OP_NONE for broadcast and votes */
+  int width;             /* lanes per logical warp: 2, 4, 8, 16 or 32 */
+  wg_variant variant;
+  int arch;              /* e.g. 90 for sm_90; 0: the context's device, else
+                            sm_90 when no device is present */
+  int lane;              /* broadcast: the source lane, 0 <= lane < width */
+  int64_t cols;          /* reduce-rows: the row length, or 0 for "any" */
+} wg_spec;
+
+#define WG_SPEC_INIT \
+  { WG_SPEC_VERSION, WG_REDUCE, WG_F32, WG_OP_SUM, 32, WG_VARIANT_AUTO, 0, 0, 0 }
+
+/* Fills *spec with WG_SPEC_INIT: "reduce f32 sum width=32 variant=auto". */
+WG_API void wg_spec_init(wg_spec *spec);
+
+/* The names used by the text form, or NULL for an out-of-range value. */
+WG_API const char *wg_primitive_name(wg_primitive primitive);
+WG_API const char *wg_type_name(wg_type type);
+WG_API const char *wg_operator_name(wg_operator op);
+WG_API const char *wg_variant_name(wg_variant variant);
+/* Size in bytes of one element of `type`, or 0 when out of range. */
+WG_API size_t wg_type_size(wg_type type);
+
+/* ------------------------------------------------------------------------ */
+/* The context                                                              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct wg_context wg_context;
+
+#define WG_OPTIONS_VERSION 1
+
+/* Options for wg_context_create. Initialise with WG_OPTIONS_INIT or
+ * wg_options_init(); every field's zero/NULL means "the default". */
+typedef struct wg_options {
+  int version;              /* WG_OPTIONS_VERSION */
+  int device;               /* CUDA device ordinal used when the calling
+                               thread has no current CUDA context */
+  const char *cache_dir;    /* disk cache folder; NULL: WARPGEN_CACHE_DIR,
+                               else $XDG_CACHE_HOME/warpgen, else
+                               $HOME/.cache/warpgen. Copied. */
+  int disk_cache;           /* 0: from WARPGEN_CACHE (on unless "off"),
+                               1: on, -1: off */
+  uint64_t cache_max_bytes; /* 0: WARPGEN_CACHE_MAX, else 256 MiB */
+  const char *template_dir; /* NULL: WARPGEN_TEMPLATE_DIR, else the
+                               templates built into the library. Copied. */
+} wg_options;
+
+#define WG_OPTIONS_INIT { WG_OPTIONS_VERSION, 0, NULL, 0, 0, NULL }
+
+WG_API void wg_options_init(wg_options *options);
+
+/* Creates a context. options may be NULL for defaults. Creating a context is
+ * cheap and touches neither NVRTC nor the CUDA driver; those are loaded on
+ * first use. On failure *out is NULL and the status says why (no message
+ * can be kept without a context). Destroy with wg_context_destroy. */
+WG_API int wg_context_create(wg_context **out, const wg_options *options);
+
+/* Unloads every module this context loaded, releases the primary context it
+ * retained (if any) and frees the context. NULL is a no-op. Must not be
+ * called while work launched through the context is still needed on a
+ * stream that has not been synchronised. */
+WG_API void wg_context_destroy(wg_context *ctx);
+
+/* The message for the last failed call on ctx ("" after a success; never
+ * NULL). Owned by ctx; valid until the next call on ctx. */
+WG_API const char *wg_errmsg(const wg_context *ctx);
+
+/* Releases memory the library returned (source text, PTX, cubin, lists).
+ * NULL is a no-op. */
+WG_API void wg_free(void *ptr);
+
+/* ------------------------------------------------------------------------ */
+/* Specs: text form, validation, listing                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Parses the text form:
+ *   PRIMITIVE TYPE [OPERATOR] [width=W] [variant=V] [arch=sm_NN] [lane=L]
+ *   [cols=C]
+ * e.g. "reduce f32 sum width=16 variant=xor arch=sm_90". Missing keys take
+ * the WG_SPEC_INIT defaults. The result is validated (wg_spec_validate). */
+WG_API int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text);
+
+/* Writes the canonical text form of spec into buf (at most size bytes,
+ * always NUL-terminated when size > 0) and returns the length it needs,
+ * excluding the NUL, like snprintf; a negative status for an out-of-range
+ * field. Parsing the result gives back the same spec, and formatting that
+ * gives back the same text. */
+WG_API int wg_spec_format(char *buf, size_t size, const wg_spec *spec);
+
+/* WG_OK if spec describes a kernel warpgen can make, else WG_ESPEC with a
+ * message that names the field and says what is allowed. No compile. */
+WG_API int wg_spec_validate(wg_context *ctx, const wg_spec *spec);
+
+/* The concrete variant `auto` stands for in this spec (the spec's own
+ * variant when it is not auto). Returns WG_VARIANT_AUTO only for an invalid
+ * spec. */
+WG_API wg_variant wg_spec_resolve_variant(const wg_spec *spec);
+
+/* Every valid spec of the warp primitives and array/row reductions with an
+ * explicit variant (not auto), for architecture `arch` (0: leave arch unset
+ * in the specs, valid for sm_90). *out is an array of *count specs, freed
+ * with wg_free. */
+WG_API int wg_spec_list(wg_context *ctx, wg_spec **out, size_t *count,
+                        int arch);
+
+/* The real architectures this NVRTC can compile for, ascending (e.g. 75,
+ * 80, ..., 121); *out freed with wg_free. */
+WG_API int wg_supported_archs(wg_context *ctx, int **out, size_t *count);
+
+/* NVRTC's version, e.g. 13 and 0. */
+WG_API int wg_nvrtc_version(wg_context *ctx, int *major, int *minor);
+
+/* ------------------------------------------------------------------------ */
+/* Generating and compiling (no GPU needed)                                  */
+/* ------------------------------------------------------------------------ */
+
+/* The CUDA source for spec, NUL-terminated, freed with wg_free. */
+WG_API int wg_source(wg_context *ctx, char **out, const wg_spec *spec);
+
+/* The PTX for spec (NUL-terminated; *len excludes the NUL), compiled with
+ * NVRTC or taken from the disk cache; freed with wg_free. len may be NULL. */
+WG_API int wg_ptx(wg_context *ctx, char **out, size_t *len,
+                  const wg_spec *spec);
+
+/* The cubin (an ELF image) for spec; freed with wg_free. */
+WG_API int wg_cubin(wg_context *ctx, void **out, size_t *len,
+                    const wg_spec *spec);
+
+/* The name of the kernel entry point in the source of spec, e.g.
+ * "wg_reduce_f32_sum_w16_xor"; writes like wg_spec_format. */
+WG_API int wg_kernel_name(char *buf, size_t size, const wg_spec *spec);
+
+/* ------------------------------------------------------------------------ */
+/* The disk cache                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Counters since the context was created. */
+typedef struct wg_cache_stats {
+  uint64_t memory_hits; /* served from the context's loaded kernels */
+  uint64_t disk_hits;   /* served from a valid disk entry */
+  uint64_t compiles;    /* NVRTC runs */
+  uint64_t evictions;   /* entries removed to keep under the size cap */
+  uint64_t disk_errors; /* entries found bad, or folder problems */
+  uint64_t entries;     /* entries on disk at the last scan */
+  uint64_t bytes;       /* their total size at the last scan */
+  int enabled;          /* 1 when the disk cache is in use */
+  char last_error[256]; /* why the disk cache last failed, or "" */
+} wg_cache_stats;
+
+/* The cache folder for ctx (owned by ctx), or NULL when disabled. */
+WG_API const char *wg_cache_dir(wg_context *ctx);
+/* Fills *out with the counters; rescans the folder for entries/bytes. */
+WG_API int wg_cache_stats_get(wg_context *ctx, wg_cache_stats *out);
+/* Removes every entry of the cache folder. */
+WG_API int wg_cache_clear(wg_context *ctx);
+/* Evicts least-recently-used entries until the folder is under max_bytes
+ * (0: the context's cap) and removes stale temporaries. */
+WG_API int wg_cache_prune(wg_context *ctx, uint64_t max_bytes);
+
+/* ------------------------------------------------------------------------ */
+/* The device (the CUDA driver, loaded at run time)                          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct wg_device_info {
+  int driver_version; /* e.g. 13000 */
+  int device_count;
+  int ordinal;        /* the device ctx uses */
+  int arch;           /* its architecture, e.g. 90 */
+  int sm_count;
+  uint64_t memory_bytes;
+  char name[128];
+} wg_device_info;
+
+/* Loads the driver (once per process) and describes the device ctx uses.
+ * WG_ENODRIVER without libcuda.so.1, WG_ENODEVICE without a device. */
+WG_API int wg_device_get_info(wg_context *ctx, wg_device_info *out);
+
+/* Describes device `ordinal` (for listing all devices). */
+WG_API int wg_device_info_at(wg_context *ctx, wg_device_info *out,
+                             int ordinal);
+
+/* Device memory helpers, for tools, tests and hosts without a CUDA runtime.
+ * They use ctx's CUDA context. */
+WG_API int wg_mem_alloc(wg_context *ctx, uint64_t *out, size_t bytes);
+WG_API int wg_mem_free(wg_context *ctx, uint64_t ptr);
+WG_API int wg_memcpy_htod(wg_context *ctx, uint64_t dst, const void *src,
+                          size_t bytes, void *stream);
+WG_API int wg_memcpy_dtoh(wg_context *ctx, void *dst, uint64_t src,
+                          size_t bytes, void *stream);
+WG_API int wg_memset_d8(wg_context *ctx, uint64_t dst, unsigned char value,
+                        size_t bytes, void *stream);
+/* Waits for all work on stream (NULL: the default stream). */
+WG_API int wg_stream_sync(wg_context *ctx, void *stream);
+
+/* ------------------------------------------------------------------------ */
+/* Kernels and launches                                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef struct wg_kernel wg_kernel;
+
+/* Compiles (or takes from a cache), loads and looks up the kernel for spec.
+ * The kernel is owned by ctx and stays valid until ctx is destroyed; a
+ * second call with an equal spec returns the same kernel from memory. The
+ * spec's arch (0 = the device's) must match the device: WG_EARCH if not. */
+WG_API int wg_kernel_get(wg_context *ctx, wg_kernel **out,
+                         const wg_spec *spec);
+
+/* Launch configuration; 0 in a field means "warpgen chooses". */
+typedef struct wg_launch_config {
+  int version;         /* WG_LAUNCH_CONFIG_VERSION */
+  unsigned block_size; /* threads per block, a multiple of 32, <= 1024 */
+  unsigned grid_size;  /* blocks */
+} wg_launch_config;
+
+#define WG_LAUNCH_CONFIG_VERSION 1
+#define WG_LAUNCH_CONFIG_INIT { WG_LAUNCH_CONFIG_VERSION, 0, 0 }
+
+/* Runs a warp primitive over n elements of `in` (device pointer, aligned to
+ * the element type) writing to `out` (see wg_primitive for how many outputs
+ * and of which type). Asynchronous on stream (NULL: the default stream);
+ * n == 0 is a no-op. config may be NULL. */
+WG_API int wg_warp_launch(wg_context *ctx, const wg_kernel *kernel,
+                          uint64_t in, uint64_t out, uint64_t n,
+                          void *stream, const wg_launch_config *config);
+
+/* wg_kernel_get followed by wg_warp_launch. */
+WG_API int wg_warp(wg_context *ctx, const wg_spec *spec, uint64_t in,
+                   uint64_t out, uint64_t n, void *stream);
+
+/* How many output elements, and their size in bytes, a warp-primitive spec
+ * writes for n inputs (e.g. ceil(n / width) for reduce). */
+WG_API int wg_output_shape(uint64_t *count, size_t *elem_size,
+                           const wg_spec *spec, uint64_t n);
+
+/* ------------------------------------------------------------------------ */
+/* Whole-array and row reductions                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Reduces n elements of `in` (device pointer) with op into one element of
+ * type `type` at device address `out`. n == 0 writes the identity.
+ * Asynchronous on stream. For a given input, device and n the result is the
+ * same bits on every run. */
+WG_API int wg_reduce(wg_context *ctx, wg_type type, wg_operator op,
+                     uint64_t in, uint64_t n, uint64_t out, void *stream);
+
+/* Reduces each of `rows` rows of `cols` elements (row r starts at element
+ * r * row_stride of `in`; row_stride >= cols) into out[r]. rows == 0 is a
+ * no-op; cols == 0 writes the identity to each row. Asynchronous. */
+WG_API int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op,
+                          uint64_t in, uint64_t rows, uint64_t cols,
+                          uint64_t row_stride, uint64_t out, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WARPGEN_H */
