@@ -159,6 +159,16 @@ extern const size_t wg_embedded_template_count;
 
 /* The source for a concrete spec (see wg_spec_concrete); *out malloc'd. */
 int wg_codegen(wg_context *ctx, char **out, const wg_spec *concrete);
+/* Dynamic shared memory, in bytes, a warp-primitive kernel of this concrete
+ * spec needs at `block_size` threads per block (0 for most variants).
+ *
+ * The warp-primitive kernel ABI (what codegen emits, what launch.c calls):
+ *   extern "C" __global__ void NAME(const STORAGE *in, OUT *out,
+ *                                   unsigned long long n)
+ * NAME from wg_kernel_name; any grid, blocks a multiple of 32 threads up to
+ * 1024; a grid-stride loop over warps; outputs as described at wg_primitive
+ * (reduce: STORAGE per group, ballot/match: uint32, any/all: int32). */
+size_t wg_codegen_shared_bytes(const wg_spec *concrete, unsigned block_size);
 
 /* --- compile (compile.c) ------------------------------------------------- */
 
