@@ -36,4 +36,17 @@ void wg_cache_store(wg_context *ctx, const wg_cache_key *key,
 /* Removes the entry (e.g. a cubin the driver refused). */
 void wg_cache_remove(wg_context *ctx, const wg_cache_key *key);
 
+/* For tests and tools. */
+
+/* "12345", "64K", "256M", "2GiB" (powers of 1024) -> bytes; false when the
+ * text is not a size. The syntax of WARPGEN_CACHE_MAX. */
+bool wg_cache_parse_size(const char *text, uint64_t *out);
+/* Writes the path key's entry has (or would have) into buf, like snprintf;
+ * WG_ENOTFOUND when the disk cache is disabled. */
+int wg_cache_entry_path(wg_context *ctx, char *buf, size_t size,
+                        const wg_cache_key *key);
+/* WG_OK when the file at path is a complete, valid entry whose name
+ * matches its key; else WG_EIO and why (at most why_size bytes). */
+int wg_cache_check_file(const char *path, char *why, size_t why_size);
+
 #endif /* WG_CACHE_H */
