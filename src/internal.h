@@ -48,13 +48,24 @@ struct wg_context {
   /* disk cache settings and state (cache.c) */
   char *cache_dir;       /* NULL when disabled */
   bool cache_enabled;
+  int cache_option;      /* options.disk_cache: 1 on, -1 off, 0 ask
+                            WARPGEN_CACHE */
   uint64_t cache_max_bytes;
   struct wg_disk_cache *cache;
   wg_cache_stats stats;
   /* the device side (driver.c, kernel.c) */
   struct wg_device_state *device;
   struct wg_kernel_table *kernels;
+  int device_arch;       /* -1: not probed yet; 0: no device; else e.g. 90 */
 };
+
+/* --- teardown hooks of the device side (driver.c, kernel.c) -------------- */
+
+void wg_device_release(wg_context *ctx);
+void wg_kernel_table_free(wg_context *ctx);
+/* The architecture of ctx's device, or 0 without a driver or device; probed
+ * once per context (artifact.c). */
+int wg_context_device_arch(wg_context *ctx);
 
 /* --- errors (error.c) ---------------------------------------------------- */
 
@@ -90,7 +101,10 @@ typedef struct wg_type_info {
   const char *store;     /* expression turning acc `v` into storage */
   const char *lowest;    /* identity of max, in acc */
   const char *highest;   /* identity of min, in acc */
-  const char *bits_type; /* unsigned type of the same size as storage */
+  const char *bits_type; /* unsigned type that carries the storage bits
+                            through a shuffle (at least 32 bits) */
+  const char *to_bits;   /* storage `x` -> bits */
+  const char *from_bits; /* bits `b` -> storage */
   unsigned size;         /* bytes of storage */
   bool is_float;
   bool is_signed;
@@ -157,6 +171,12 @@ extern const size_t wg_embedded_template_count;
 
 /* --- codegen (codegen.c) ------------------------------------------------- */
 
+/* The prelude every kernel starts with: element type, accumulator,
+ * load/store/bit conversions, identity and combine for spec's type and
+ * operator (templates/prelude.cuh). */
+int wg_codegen_prelude(wg_context *ctx, wg_buf *out, const wg_spec *spec);
+/* The source of a reduce-array or reduce-rows spec (codegen_reduce.c). */
+int wg_codegen_reduce(wg_context *ctx, wg_buf *out, const wg_spec *concrete);
 /* The source for a concrete spec (see wg_spec_concrete); *out malloc'd. */
 int wg_codegen(wg_context *ctx, char **out, const wg_spec *concrete);
 /* Dynamic shared memory, in bytes, a warp-primitive kernel of this concrete
@@ -191,5 +211,8 @@ int wg_compile(wg_context *ctx, wg_binary *out, const char *source,
  * *source_out (may be NULL) receives the generated source. */
 int wg_artifact_get(wg_context *ctx, wg_binary *out, char **source_out,
                     const wg_spec *spec, int device_arch);
+/* Removes spec's disk entry: used when the driver refuses its cubin, so the
+ * next wg_artifact_get compiles it again. */
+void wg_artifact_forget(wg_context *ctx, const wg_spec *spec, int device_arch);
 
 #endif /* WG_INTERNAL_H */

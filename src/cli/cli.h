@@ -1,0 +1,31 @@
+/*
+ * cli.h - what the subcommands of the `warpgen` tool share: exit codes and
+ * each subcommand's entry point (argv[0] is the subcommand's name).
+ */
+#ifndef WG_CLI_H
+#define WG_CLI_H
+
+#include "warpgen.h"
+
+enum {
+  WG_EXIT_OK = 0,
+  WG_EXIT_FAIL = 1,   /* the library failed, or a result was wrong */
+  WG_EXIT_USAGE = 2,  /* bad command line or bad spec */
+  WG_EXIT_NOTOOL = 3, /* no nvdisasm or cuobjdump for `sass` */
+  WG_EXIT_NOGPU = 4   /* the command needs a GPU and there is none */
+};
+
+/* Prints "warpgen: <what>: <message>" to stderr and returns the exit code
+ * that suits status. */
+int wg_cli_fail(wg_context *ctx, int status, const char *what);
+/* Creates a context, printing the reason on failure. */
+int wg_cli_context(wg_context **ctx);
+/* Parses argv[i] as a spec, printing the reason on failure. */
+int wg_cli_spec(wg_context *ctx, wg_spec *spec, const char *text);
+
+int wg_cli_run(int argc, char **argv);   /* cmd_run.c */
+int wg_cli_bench(int argc, char **argv); /* cmd_run.c */
+int wg_cli_info_devices(void);           /* cmd_run.c */
+int wg_cli_cache(int argc, char **argv); /* cmd_cache.c */
+
+#endif /* WG_CLI_H */

@@ -1,0 +1,296 @@
+/*
+ * codegen.c - spec -> CUDA source: the one place that knows which template
+ * text serves which (primitive, variant).
+ *
+ * A kernel is the skeleton warp_kernel.cu around a body template; the
+ * element type and the operator come in through prelude.cuh, filled from
+ * the rows of tables.c. The snippets below are the few lines in which two
+ * variants of one body differ (which shuffle, how the result is finished).
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int wg_kernel_name(char *buf, size_t size, const wg_spec *spec) {
+  if (!spec || wg_spec_validate(NULL, spec) != WG_OK) return WG_EINVAL;
+  wg_spec s = wg_spec_concrete(spec, 0);
+  char prim[32];
+  snprintf(prim, sizeof prim, "%s", wg_primitives[s.primitive].name);
+  for (char *c = prim; *c; c++)
+    if (*c == '-') *c = '_';
+  char name[128];
+  int n = snprintf(name, sizeof name, "wg_%s_%s", prim, wg_types[s.type].name);
+  if (s.op != WG_OP_NONE)
+    n += snprintf(name + n, sizeof name - (size_t)n, "_%s", wg_operators[s.op].name);
+  if (wg_primitives[s.primitive].is_warp)
+    n += snprintf(name + n, sizeof name - (size_t)n, "_w%d_%s", s.width,
+                  wg_variant_names[s.variant]);
+  if (s.primitive == WG_BROADCAST)
+    n += snprintf(name + n, sizeof name - (size_t)n, "_l%d", s.lane);
+  if (s.primitive == WG_REDUCE_ROWS && s.cols)
+    n += snprintf(name + n, sizeof name - (size_t)n, "_c%lld", (long long)s.cols);
+  if (size) snprintf(buf, size, "%s", name);
+  return n;
+}
+
+size_t wg_codegen_shared_bytes(const wg_spec *concrete, unsigned block_size) {
+  /* 8 bytes a thread holds any accumulator or element bits. */
+  return concrete->variant == WG_VARIANT_SMEM ? (size_t)block_size * 8u : 0;
+}
+
+/* Fills an operator expression's own keys (${uacc}, ${lowest}, ...). */
+static int operator_text(wg_context *ctx, char **out, const char *what,
+                         const char *expr, const wg_type_info *t) {
+  const wg_template_var vars[] = {
+    {"uacc", t->uacc ? t->uacc : t->acc},
+    {"lowest", t->lowest},
+    {"highest", t->highest},
+  };
+  wg_buf b = {0};
+  int rc = wg_template_fill(ctx, &b, what, expr, vars, WG_COUNT_OF(vars));
+  if (rc) {
+    wg_buf_free(&b);
+    return rc;
+  }
+  *out = b.data;
+  return WG_OK;
+}
+
+int wg_codegen_prelude(wg_context *ctx, wg_buf *out, const wg_spec *s) {
+  const wg_type_info *t = &wg_types[s->type];
+  const wg_operator_info *o = &wg_operators[s->op];
+  char *identity = NULL, *combine = NULL, *conversions = NULL;
+  wg_buf conv = {0};
+  int rc = operator_text(ctx, &identity, "operator identity", o->identity, t);
+  if (!rc)
+    rc = operator_text(ctx, &combine, "operator combine",
+                       t->is_float && o->combine_float ? o->combine_float : o->combine, t);
+  if (!rc && t->size == 2)
+    rc = wg_template_render(ctx, &conv, "half_conversions.cuh", NULL, 0);
+  conversions = conv.data ? conv.data : "";
+  if (!rc) {
+    const wg_template_var vars[] = {
+      {"type", t->name},       {"op", o->name},
+      {"ctype", t->ctype},     {"acc", t->acc},
+      {"bits", t->bits_type},  {"conversions", conversions},
+      {"load", t->load},       {"store", t->store},
+      {"to_bits", t->to_bits}, {"from_bits", t->from_bits},
+      {"identity", identity},  {"combine", combine},
+    };
+    rc = wg_template_render(ctx, out, "prelude.cuh", vars, WG_COUNT_OF(vars));
+  }
+  free(identity);
+  free(combine);
+  wg_buf_free(&conv);
+  return rc;
+}
+
+/* --- warp primitives ------------------------------------------------------ */
+
+static const char *const summaries[WG_PRIMITIVE_COUNT] = {
+  [WG_REDUCE] = "warp reduce; the group's first lane writes the result",
+  [WG_ALLREDUCE] = "warp all-reduce; every lane writes the result",
+  [WG_SCAN] = "inclusive warp scan",
+  [WG_EXSCAN] = "exclusive warp scan; the first lane gets the identity",
+  [WG_BROADCAST] = "warp broadcast of one lane's element",
+  [WG_BALLOT] = "warp ballot of 'element != 0', one mask word per group",
+  [WG_ANY] = "warp vote: is any element of the group non-zero",
+  [WG_ALL] = "warp vote: is every element of the group non-zero",
+  [WG_MATCH] = "warp match: the lanes holding the same bits as this one",
+};
+
+static const char *const variant_summaries[WG_VARIANT_COUNT] = {
+  [WG_VARIANT_DOWN] = "through __shfl_down_sync",
+  [WG_VARIANT_XOR] = "through __shfl_xor_sync (a butterfly)",
+  [WG_VARIANT_UP] = "through __shfl_up_sync",
+  [WG_VARIANT_IDX] = "through __shfl_sync with computed lanes",
+  [WG_VARIANT_REDUX] = "through __reduce_*_sync (redux.sync)",
+  [WG_VARIANT_SMEM] = "through a shared-memory tree (the baseline)",
+  [WG_VARIANT_VOTE] = "through the warp vote instructions",
+};
+
+/* Which body template and which lines differ, for one concrete spec. */
+typedef struct body_plan {
+  const char *template_name;
+  const char *shuffle;  /* the exchange inside the loop */
+  const char *finish;   /* lines after the loop */
+  const char *store;    /* how the result is written */
+  const char *exchange; /* broadcast */
+  const char *vote;     /* any/all */
+  const char *past_end; /* any/all: the predicate of missing lanes */
+} body_plan;
+
+static const char *const store_group =
+    "    if (glane == 0 && valid) out[i / WG_WIDTH] = wg_store(v);\n";
+static const char *const store_each = "    if (valid) out[i] = wg_store(v);\n";
+
+static body_plan plan_for(const wg_spec *s) {
+  body_plan b = {0};
+  bool all = s->primitive == WG_ALLREDUCE, ex = s->primitive == WG_EXSCAN;
+  switch (s->primitive) {
+  case WG_REDUCE:
+  case WG_ALLREDUCE:
+    b.store = all ? store_each : store_group;
+    b.finish = "";
+    switch (s->variant) {
+    case WG_VARIANT_DOWN:
+      b.template_name = "warp_reduce_shfl.cu";
+      b.shuffle = "__shfl_down_sync(gmask, v, offset, WG_WIDTH)";
+      if (all) b.finish = "    v = __shfl_sync(gmask, v, 0, WG_WIDTH); /* from lane 0 */\n";
+      break;
+    case WG_VARIANT_XOR:
+      b.template_name = "warp_reduce_shfl.cu";
+      b.shuffle = "__shfl_xor_sync(gmask, v, offset, WG_WIDTH)";
+      break;
+    case WG_VARIANT_IDX:
+      b.template_name = "warp_reduce_shfl.cu";
+      b.shuffle = "__shfl_sync(gmask, v, glane ^ offset, WG_WIDTH)";
+      break;
+    case WG_VARIANT_REDUX: b.template_name = "warp_reduce_redux.cu"; break;
+    default:
+      b.template_name = "warp_reduce_smem.cu";
+      if (all)
+        b.finish = "    if (glane == 0) s[0] = v;\n    __syncwarp(gmask);\n"
+                   "    v = s[-(int)glane];\n    __syncwarp(gmask);\n";
+      break;
+    }
+    break;
+  case WG_SCAN:
+  case WG_EXSCAN:
+    b.finish = "";
+    if (s->variant == WG_VARIANT_SMEM) {
+      b.template_name = "warp_scan_smem.cu";
+      if (ex)
+        b.finish = "    s[0] = v;\n    __syncwarp(gmask);\n"
+                   "    v = glane ? s[-1] : wg_identity();\n    __syncwarp(gmask);\n";
+    } else if (s->variant == WG_VARIANT_UP) {
+      b.template_name = "warp_scan_shfl.cu";
+      b.shuffle = "__shfl_up_sync(gmask, v, offset, WG_WIDTH)";
+      if (ex)
+        b.finish = "    {\n      const wg_acc before = __shfl_up_sync(gmask, v, 1, WG_WIDTH);\n"
+                   "      v = glane ? before : wg_identity();\n    }\n";
+    } else {
+      b.template_name = "warp_scan_shfl.cu";
+      b.shuffle = "__shfl_sync(gmask, v, (glane - offset) & (WG_WIDTH - 1u), WG_WIDTH)";
+      if (ex)
+        b.finish = "    {\n      const wg_acc before =\n"
+                   "          __shfl_sync(gmask, v, (glane - 1u) & (WG_WIDTH - 1u), WG_WIDTH);\n"
+                   "      v = glane ? before : wg_identity();\n    }\n";
+    }
+    break;
+  case WG_BROADCAST:
+    b.template_name = "warp_broadcast.cu";
+    b.exchange = s->variant == WG_VARIANT_SMEM
+                     ? "    wg_bits *s = (wg_bits *)wg_smem + threadIdx.x;\n"
+                       "    s[0] = b;\n    __syncwarp(gmask);\n"
+                       "    b = s[WG_LANE - (int)glane];\n    __syncwarp(gmask);\n"
+                     : "    b = __shfl_sync(gmask, b, WG_LANE, WG_WIDTH);\n";
+    break;
+  case WG_BALLOT: b.template_name = "warp_ballot.cu"; break;
+  case WG_ANY:
+  case WG_ALL:
+    b.template_name = "warp_anyall.cu";
+    b.vote = s->primitive == WG_ANY ? "__any_sync" : "__all_sync";
+    b.past_end = s->primitive == WG_ANY ? "false" : "true";
+    break;
+  default: b.template_name = "warp_match.cu"; break;
+  }
+  return b;
+}
+
+static int codegen_warp(wg_context *ctx, wg_buf *out, const wg_spec *s) {
+  const wg_type_info *t = &wg_types[s->type];
+  const wg_operator_info *o = &wg_operators[s->op];
+  body_plan plan = plan_for(s);
+  char spec_text[256], kernel[128], width[16], group_mask[96], width_mask[32],
+      lane_def[64], summary[256];
+  wg_spec_format(spec_text, sizeof spec_text, s);
+  wg_kernel_name(kernel, sizeof kernel, s);
+  snprintf(width, sizeof width, "%d", s->width);
+  snprintf(group_mask, sizeof group_mask, s->width == 32 ? "0xffffffffu"
+           : "((1u << WG_WIDTH) - 1u) << (lane & ~(WG_WIDTH - 1u))");
+  snprintf(width_mask, sizeof width_mask, s->width == 32 ? "0xffffffffu" : "0x%xu",
+           (1u << s->width) - 1u);
+  snprintf(lane_def, sizeof lane_def, "%d", s->lane);
+  snprintf(summary, sizeof summary, "%s, %s.", summaries[s->primitive],
+           variant_summaries[s->variant]);
+  const char *out_type = s->primitive == WG_BALLOT || s->primitive == WG_MATCH
+                             ? "unsigned int"
+                         : s->primitive == WG_ANY || s->primitive == WG_ALL ? "int"
+                                                                            : "wg_elem";
+  const char *redux_arg = o->integer_only ? "unsigned" : t->acc;
+
+  wg_buf body = {0}, prelude = {0};
+  int rc = wg_codegen_prelude(ctx, &prelude, s);
+  if (!rc) {
+    const wg_template_var body_vars[] = {
+      {"shuffle", plan.shuffle ? plan.shuffle : ""},
+      {"finish", plan.finish ? plan.finish : ""},
+      {"store", plan.store ? plan.store : ""},
+      {"redux", o->redux ? o->redux : ""},
+      {"redux_arg", redux_arg},
+      {"exchange", plan.exchange ? plan.exchange : ""},
+      {"vote", plan.vote ? plan.vote : ""},
+      {"past_end", plan.past_end ? plan.past_end : ""},
+      {"width_mask", width_mask},
+    };
+    rc = wg_template_render(ctx, &body, plan.template_name, body_vars,
+                            WG_COUNT_OF(body_vars));
+  }
+  if (!rc) {
+    wg_buf pre = {0};
+    if (s->primitive == WG_BROADCAST)
+      wg_buf_printf(&pre, "%s#define WG_LANE %s /* the source lane */\n",
+                    prelude.data, lane_def);
+    const wg_template_var vars[] = {
+      {"spec", spec_text},
+      {"version", WG_VERSION_STRING},
+      {"summary", summary},
+      {"prelude", pre.data ? pre.data : prelude.data},
+      {"width", width},
+      {"kernel", kernel},
+      {"out_type", out_type},
+      {"shared", s->variant == WG_VARIANT_SMEM
+                     ? "  extern __shared__ unsigned long long wg_smem[]; /* 8 bytes a thread */\n"
+                     : ""},
+      {"group_mask", group_mask},
+      {"body", body.data},
+    };
+    rc = pre.failed ? wg_fail(ctx, WG_ENOMEM, "out of memory")
+                    : wg_template_render(ctx, out, "warp_kernel.cu", vars,
+                                         WG_COUNT_OF(vars));
+    wg_buf_free(&pre);
+  }
+  wg_buf_free(&body);
+  wg_buf_free(&prelude);
+  return rc;
+}
+
+int wg_codegen(wg_context *ctx, char **out, const wg_spec *concrete) {
+  *out = NULL;
+  wg_buf b = {0};
+  int rc = wg_primitives[concrete->primitive].is_warp
+               ? codegen_warp(ctx, &b, concrete)
+               : wg_codegen_reduce(ctx, &b, concrete);
+  if (!rc && b.failed) rc = wg_fail(ctx, WG_ENOMEM, "out of memory generating source");
+  if (rc) {
+    wg_buf_free(&b);
+    return rc;
+  }
+  *out = b.data;
+  return WG_OK;
+}
+
+int wg_source(wg_context *ctx, char **out, const wg_spec *spec) {
+  if (!out) return wg_fail(ctx, WG_EINVAL, "wg_source: NULL output");
+  *out = NULL;
+  int rc = wg_spec_validate(ctx, spec);
+  if (rc) return rc;
+  wg_spec c = wg_spec_concrete(spec, 0);
+  rc = wg_spec_validate(ctx, &c);
+  if (rc) return rc;
+  wg_errmsg_clear(ctx);
+  return wg_codegen(ctx, out, &c);
+}

@@ -1,0 +1,443 @@
+/*
+ * spec.c - the spec: its text form, its validation and the list of every
+ * valid spec, and the choice that `auto` stands for.
+ *
+ * The text form is "PRIMITIVE TYPE [OPERATOR] key=value...". Formatting
+ * always writes every key that matters for the primitive, in one order, so
+ * that format(parse(format(s))) == format(s) and an interpreter can use the
+ * text as a dictionary key.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <nvrtc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void wg_spec_init(wg_spec *spec) {
+  if (spec) *spec = (wg_spec)WG_SPEC_INIT;
+}
+
+/* --- architectures (asked of NVRTC once per process) --------------------- */
+
+static int arch_list[64];
+static int arch_count;
+static pthread_once_t arch_once = PTHREAD_ONCE_INIT;
+
+static void arch_list_load(void) {
+  int n = 0;
+  if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 ||
+      n > (int)WG_COUNT_OF(arch_list))
+    return;
+  if (nvrtcGetSupportedArchs(arch_list) == NVRTC_SUCCESS) arch_count = n;
+}
+
+bool wg_arch_supported(wg_context *ctx, int arch) {
+  (void)ctx;
+  pthread_once(&arch_once, arch_list_load);
+  for (int i = 0; i < arch_count; i++)
+    if (arch_list[i] == arch) return true;
+  return false;
+}
+
+int wg_supported_archs(wg_context *ctx, int **out, size_t *count) {
+  if (!out || !count) return wg_fail(ctx, WG_EINVAL, "wg_supported_archs: NULL output");
+  *out = NULL;
+  *count = 0;
+  pthread_once(&arch_once, arch_list_load);
+  if (arch_count == 0)
+    return wg_fail(ctx, WG_ECOMPILE, "NVRTC did not list its architectures");
+  int *a = malloc(sizeof(int) * (size_t)arch_count);
+  if (!a) return wg_fail(ctx, WG_ENOMEM, "out of memory");
+  memcpy(a, arch_list, sizeof(int) * (size_t)arch_count);
+  *out = a;
+  *count = (size_t)arch_count;
+  return WG_OK;
+}
+
+int wg_nvrtc_version(wg_context *ctx, int *major, int *minor) {
+  if (!major || !minor) return wg_fail(ctx, WG_EINVAL, "wg_nvrtc_version: NULL output");
+  if (nvrtcVersion(major, minor) != NVRTC_SUCCESS)
+    return wg_fail(ctx, WG_ECOMPILE, "nvrtcVersion failed");
+  return WG_OK;
+}
+
+static void arch_list_text(char *buf, size_t size) {
+  pthread_once(&arch_once, arch_list_load);
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < arch_count && used < size; i++)
+    used += (size_t)snprintf(buf + used, size - used, "%ssm_%d", i ? ", " : "",
+                             arch_list[i]);
+}
+
+/* --- names ---------------------------------------------------------------- */
+
+/* The index of `name` among `count` names, or -1. */
+static int name_index(const char *name, size_t len, const char *(*get)(int),
+                      int count) {
+  for (int i = 0; i < count; i++) {
+    const char *n = get(i);
+    if (n && strlen(n) == len && memcmp(n, name, len) == 0) return i;
+  }
+  return -1;
+}
+
+static const char *prim_at(int i) { return wg_primitive_name((wg_primitive)i); }
+static const char *type_at(int i) { return wg_type_name((wg_type)i); }
+static const char *op_at(int i) { return i ? wg_operator_name((wg_operator)i) : NULL; }
+static const char *variant_at(int i) { return wg_variant_name((wg_variant)i); }
+
+/* "a, b, c" from a name table, for messages. */
+static void names_text(char *buf, size_t size, const char *(*get)(int), int count,
+                       unsigned only) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < count && used < size; i++) {
+    const char *n = get(i);
+    if (!n || !(only & (1u << i))) continue;
+    used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? ", " : "", n);
+  }
+}
+
+/* --- validation ----------------------------------------------------------- */
+
+static bool variant_is_redux_able(const wg_spec *s, int arch) {
+  return (s->type == WG_I32 || s->type == WG_U32) && wg_operators[s->op].redux &&
+         arch >= 80;
+}
+
+/* Validates with `arch` as the effective architecture (0: not yet known). */
+static int validate(wg_context *ctx, const wg_spec *s, int arch) {
+  char allowed[256];
+  if (!s) return wg_fail(ctx, WG_EINVAL, "spec is NULL");
+  if (s->version != WG_SPEC_VERSION)
+    return wg_fail(ctx, WG_ESPEC, "spec version %d is not supported (expected %d): "
+                   "initialise it with WG_SPEC_INIT or wg_spec_init()",
+                   s->version, WG_SPEC_VERSION);
+  if ((unsigned)s->primitive >= WG_PRIMITIVE_COUNT)
+    return wg_fail(ctx, WG_ESPEC, "primitive %d is out of range", (int)s->primitive);
+  if ((unsigned)s->type >= WG_TYPE_COUNT)
+    return wg_fail(ctx, WG_ESPEC, "type %d is out of range", (int)s->type);
+  if ((unsigned)s->op >= WG_OPERATOR_COUNT)
+    return wg_fail(ctx, WG_ESPEC, "operator %d is out of range", (int)s->op);
+  if ((unsigned)s->variant >= WG_VARIANT_COUNT)
+    return wg_fail(ctx, WG_ESPEC, "variant %d is out of range", (int)s->variant);
+
+  const wg_primitive_info *p = &wg_primitives[s->primitive];
+  const wg_type_info *t = &wg_types[s->type];
+  const char *pn = p->name, *tn = t->name, *on = wg_operators[s->op].name;
+
+  if (p->takes_operator && s->op == WG_OP_NONE) {
+    names_text(allowed, sizeof allowed, op_at, WG_OPERATOR_COUNT, ~0u);
+    return wg_fail(ctx, WG_ESPEC, "operator: '%s' needs an operator, one of %s", pn,
+                   allowed);
+  }
+  if (!p->takes_operator && s->op != WG_OP_NONE)
+    return wg_fail(ctx, WG_ESPEC, "operator: '%s' takes no operator (got '%s')", pn, on);
+  if (wg_operators[s->op].integer_only && t->is_float)
+    return wg_fail(ctx, WG_ESPEC,
+                   "operator: '%s' is bitwise and exists for integer types "
+                   "(i32, u32, i64, u64), not %s", on, tn);
+
+  if (p->is_warp) {
+    if (s->width != 2 && s->width != 4 && s->width != 8 && s->width != 16 &&
+        s->width != 32)
+      return wg_fail(ctx, WG_ESPEC,
+                     "width: %d is not allowed; a logical warp has 2, 4, 8, 16 "
+                     "or 32 lanes", s->width);
+  } else if (s->width != 32) {
+    return wg_fail(ctx, WG_ESPEC,
+                   "width: '%s' chooses its own lanes per row; leave width out "
+                   "(got width=%d)", pn, s->width);
+  }
+
+  if (!(p->variants & (1u << s->variant))) {
+    names_text(allowed, sizeof allowed, variant_at, WG_VARIANT_COUNT, p->variants);
+    return wg_fail(ctx, WG_ESPEC, "variant: '%s' is not available for '%s'; "
+                   "allowed: %s", wg_variant_names[s->variant], pn, allowed);
+  }
+  if (s->variant == WG_VARIANT_REDUX) {
+    if (s->type != WG_I32 && s->type != WG_U32)
+      return wg_fail(ctx, WG_ESPEC, "variant: 'redux' works on 32-bit integers "
+                     "(i32, u32), not %s", tn);
+    if (!wg_operators[s->op].redux)
+      return wg_fail(ctx, WG_ESPEC, "variant: 'redux' has sum, min, max, and, or, "
+                     "xor but not '%s'", on);
+    if (arch && arch < 80)
+      return wg_fail(ctx, WG_ESPEC, "variant: 'redux' needs sm_80 or newer, not sm_%d",
+                     arch);
+  }
+
+  if (s->primitive == WG_BROADCAST) {
+    if (s->lane < 0 || s->lane >= s->width)
+      return wg_fail(ctx, WG_ESPEC, "lane: %d is outside the group; broadcast takes "
+                     "a source lane from 0 to %d", s->lane, s->width - 1);
+  } else if (s->lane != 0) {
+    return wg_fail(ctx, WG_ESPEC, "lane: only broadcast takes a lane (got lane=%d "
+                   "for '%s')", s->lane, pn);
+  }
+  if (s->primitive == WG_REDUCE_ROWS) {
+    if (s->cols < 0)
+      return wg_fail(ctx, WG_ESPEC, "cols: %" PRId64 " is negative", s->cols);
+  } else if (s->cols != 0) {
+    return wg_fail(ctx, WG_ESPEC, "cols: only reduce-rows takes cols (got cols=%"
+                   PRId64 " for '%s')", s->cols, pn);
+  }
+
+  if (s->arch != 0 && !wg_arch_supported(ctx, s->arch)) {
+    char archs[512];
+    arch_list_text(archs, sizeof archs);
+    return wg_fail(ctx, WG_ESPEC, "arch: sm_%d is not supported by this NVRTC; "
+                   "supported: %s", s->arch, archs);
+  }
+  return WG_OK;
+}
+
+int wg_spec_validate(wg_context *ctx, const wg_spec *spec) {
+  return validate(ctx, spec, spec ? spec->arch : 0);
+}
+
+/* --- auto ----------------------------------------------------------------- */
+
+/* What `auto` picks. The choices follow the latency/throughput table in the
+ * README (bench/warp_latency on the H200): redux is the shortest path for
+ * 32-bit integers; otherwise the shuffle the primitive is built on. */
+static wg_variant auto_variant(const wg_spec *s, int arch) {
+  switch (s->primitive) {
+  case WG_REDUCE:
+    return variant_is_redux_able(s, arch) ? WG_VARIANT_REDUX : WG_VARIANT_DOWN;
+  case WG_ALLREDUCE:
+    return variant_is_redux_able(s, arch) ? WG_VARIANT_REDUX : WG_VARIANT_XOR;
+  case WG_SCAN:
+  case WG_EXSCAN: return WG_VARIANT_UP;
+  case WG_BROADCAST: return WG_VARIANT_IDX;
+  case WG_BALLOT:
+  case WG_ANY:
+  case WG_ALL:
+  case WG_MATCH: return WG_VARIANT_VOTE;
+  default: return WG_VARIANT_AUTO; /* array and rows choose inside codegen */
+  }
+}
+
+int wg_spec_arch(const wg_spec *spec, int device_arch) {
+  if (spec->arch) return spec->arch;
+  return device_arch ? device_arch : WG_DEFAULT_ARCH;
+}
+
+wg_spec wg_spec_concrete(const wg_spec *spec, int device_arch) {
+  wg_spec c = *spec;
+  c.arch = wg_spec_arch(spec, device_arch);
+  if (c.variant == WG_VARIANT_AUTO) c.variant = auto_variant(&c, c.arch);
+  return c;
+}
+
+wg_variant wg_spec_resolve_variant(const wg_spec *spec) {
+  if (!spec || validate(NULL, spec, spec->arch) != WG_OK) return WG_VARIANT_AUTO;
+  if (spec->variant != WG_VARIANT_AUTO) return spec->variant;
+  return auto_variant(spec, wg_spec_arch(spec, 0));
+}
+
+/* --- text form ------------------------------------------------------------ */
+
+int wg_spec_format(char *buf, size_t size, const wg_spec *s) {
+  if (!s || (unsigned)s->primitive >= WG_PRIMITIVE_COUNT ||
+      (unsigned)s->type >= WG_TYPE_COUNT || (unsigned)s->op >= WG_OPERATOR_COUNT ||
+      (unsigned)s->variant >= WG_VARIANT_COUNT)
+    return WG_EINVAL;
+  const wg_primitive_info *p = &wg_primitives[s->primitive];
+  char text[256];
+  int n = snprintf(text, sizeof text, "%s %s", p->name, wg_types[s->type].name);
+  if (s->op != WG_OP_NONE)
+    n += snprintf(text + n, sizeof text - (size_t)n, " %s", wg_operators[s->op].name);
+  if (p->is_warp)
+    n += snprintf(text + n, sizeof text - (size_t)n, " width=%d variant=%s", s->width,
+                  wg_variant_names[s->variant]);
+  if (s->primitive == WG_BROADCAST)
+    n += snprintf(text + n, sizeof text - (size_t)n, " lane=%d", s->lane);
+  if (s->primitive == WG_REDUCE_ROWS)
+    n += snprintf(text + n, sizeof text - (size_t)n, " cols=%" PRId64, s->cols);
+  if (s->arch)
+    n += snprintf(text + n, sizeof text - (size_t)n, " arch=sm_%d", s->arch);
+  if (size) snprintf(buf, size, "%s", text);
+  return n;
+}
+
+/* Parses a whole decimal integer in [lo, hi]. */
+static bool parse_int(const char *v, size_t len, int64_t lo, int64_t hi, int64_t *out) {
+  char tmp[32];
+  if (len == 0 || len >= sizeof tmp) return false;
+  memcpy(tmp, v, len);
+  tmp[len] = '\0';
+  char *end;
+  errno = 0;
+  long long x = strtoll(tmp, &end, 10);
+  if (errno || *end || x < lo || x > hi) return false;
+  *out = x;
+  return true;
+}
+
+static int parse_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
+                     const char *val, size_t vlen, unsigned *seen) {
+  static const char *const keys[] = {"width", "variant", "arch", "lane", "cols"};
+  int k = -1;
+  for (int i = 0; i < (int)WG_COUNT_OF(keys); i++)
+    if (strlen(keys[i]) == klen && memcmp(keys[i], key, klen) == 0) k = i;
+  if (k < 0)
+    return wg_fail(ctx, WG_ESPEC, "unknown key '%.*s'; keys are width, variant, "
+                   "arch, lane, cols", (int)klen, key);
+  if (*seen & (1u << k))
+    return wg_fail(ctx, WG_ESPEC, "key '%s' given twice", keys[k]);
+  *seen |= 1u << k;
+  int64_t x;
+  switch (k) {
+  case 0:
+    if (!parse_int(val, vlen, 0, 1 << 20, &x))
+      return wg_fail(ctx, WG_ESPEC, "width: '%.*s' is not a number; a logical warp "
+                     "has 2, 4, 8, 16 or 32 lanes", (int)vlen, val);
+    s->width = (int)x;
+    return WG_OK;
+  case 1: {
+    int v = name_index(val, vlen, variant_at, WG_VARIANT_COUNT);
+    if (v < 0) {
+      char allowed[256];
+      names_text(allowed, sizeof allowed, variant_at, WG_VARIANT_COUNT, ~0u);
+      return wg_fail(ctx, WG_ESPEC, "variant: unknown '%.*s'; variants are %s",
+                     (int)vlen, val, allowed);
+    }
+    s->variant = (wg_variant)v;
+    return WG_OK;
+  }
+  case 2:
+    if (vlen > 3 && memcmp(val, "sm_", 3) == 0) val += 3, vlen -= 3;
+    if (!parse_int(val, vlen, 1, 10000, &x))
+      return wg_fail(ctx, WG_ESPEC, "arch: '%.*s' is not an architecture like sm_90",
+                     (int)vlen, val);
+    s->arch = (int)x;
+    return WG_OK;
+  case 3:
+    if (!parse_int(val, vlen, -(1 << 20), 1 << 20, &x))
+      return wg_fail(ctx, WG_ESPEC, "lane: '%.*s' is not a number", (int)vlen, val);
+    s->lane = (int)x;
+    return WG_OK;
+  default:
+    if (!parse_int(val, vlen, 0, INT64_MAX, &x))
+      return wg_fail(ctx, WG_ESPEC, "cols: '%.*s' is not a non-negative number",
+                     (int)vlen, val);
+    s->cols = x;
+    return WG_OK;
+  }
+}
+
+int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text) {
+  if (!out || !text) return wg_fail(ctx, WG_EINVAL, "wg_spec_parse: NULL argument");
+  wg_spec s = WG_SPEC_INIT;
+  s.op = WG_OP_NONE;
+  char allowed[256];
+  const char *p = text;
+  int word = 0;
+  unsigned seen = 0;
+  bool have_op = false;
+  for (;;) {
+    while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+    if (!*p) break;
+    const char *start = p;
+    while (*p && *p != ' ' && *p != '\t' && *p != '\n') p++;
+    size_t len = (size_t)(p - start);
+    const char *eq = memchr(start, '=', len);
+    int rc;
+    if (eq) {
+      if (word < 2)
+        return wg_fail(ctx, WG_ESPEC, "spec '%s': expected 'PRIMITIVE TYPE [OPERATOR] "
+                       "key=value...' but '%.*s' comes too early", text, (int)len,
+                       start);
+      rc = parse_key(ctx, &s, start, (size_t)(eq - start), eq + 1,
+                     len - (size_t)(eq - start) - 1, &seen);
+      if (rc) return rc;
+    } else if (word == 0) {
+      int i = name_index(start, len, prim_at, WG_PRIMITIVE_COUNT);
+      if (i < 0) {
+        names_text(allowed, sizeof allowed, prim_at, WG_PRIMITIVE_COUNT, ~0u);
+        return wg_fail(ctx, WG_ESPEC, "primitive: unknown '%.*s'; primitives are %s",
+                       (int)len, start, allowed);
+      }
+      s.primitive = (wg_primitive)i;
+    } else if (word == 1) {
+      int i = name_index(start, len, type_at, WG_TYPE_COUNT);
+      if (i < 0) {
+        names_text(allowed, sizeof allowed, type_at, WG_TYPE_COUNT, ~0u);
+        return wg_fail(ctx, WG_ESPEC, "type: unknown '%.*s'; types are %s", (int)len,
+                       start, allowed);
+      }
+      s.type = (wg_type)i;
+    } else if (word == 2 && !seen) {
+      int i = name_index(start, len, op_at, WG_OPERATOR_COUNT);
+      if (i < 0) {
+        names_text(allowed, sizeof allowed, op_at, WG_OPERATOR_COUNT, ~0u);
+        return wg_fail(ctx, WG_ESPEC, "operator: unknown '%.*s'; operators are %s",
+                       (int)len, start, allowed);
+      }
+      s.op = (wg_operator)i;
+      have_op = true;
+    } else {
+      return wg_fail(ctx, WG_ESPEC, "spec '%s': unexpected word '%.*s' (options are "
+                     "written key=value)", text, (int)len, start);
+    }
+    word += eq ? 0 : 1;
+    if (eq && word < 3) word = 3; /* an operator may not follow a key */
+  }
+  if (word < 2)
+    return wg_fail(ctx, WG_ESPEC, "spec '%s': expected at least 'PRIMITIVE TYPE', "
+                   "e.g. 'reduce f32 sum'", text);
+  (void)have_op;
+  int rc = validate(ctx, &s, s.arch);
+  if (rc) return rc;
+  *out = s;
+  return WG_OK;
+}
+
+/* --- listing -------------------------------------------------------------- */
+
+int wg_spec_list(wg_context *ctx, wg_spec **out, size_t *count, int arch) {
+  if (!out || !count) return wg_fail(ctx, WG_EINVAL, "wg_spec_list: NULL output");
+  *out = NULL;
+  *count = 0;
+  if (arch && !wg_arch_supported(ctx, arch))
+    return wg_fail(ctx, WG_ESPEC, "arch: sm_%d is not supported by this NVRTC", arch);
+  static const int widths[] = {2, 4, 8, 16, 32};
+  size_t cap = 4096, n = 0;
+  wg_spec *list = malloc(cap * sizeof *list);
+  if (!list) return wg_fail(ctx, WG_ENOMEM, "out of memory");
+  for (int p = 0; p < WG_PRIMITIVE_COUNT; p++) {
+    bool warp = wg_primitives[p].is_warp;
+    for (int t = 0; t < WG_TYPE_COUNT; t++)
+      for (int o = 0; o < WG_OPERATOR_COUNT; o++)
+        for (int v = warp ? 1 : 0; v < (warp ? WG_VARIANT_COUNT : 1); v++)
+          for (size_t w = 0; w < (warp ? WG_COUNT_OF(widths) : 1); w++) {
+            wg_spec s = WG_SPEC_INIT;
+            s.primitive = (wg_primitive)p;
+            s.type = (wg_type)t;
+            s.op = (wg_operator)o;
+            s.variant = (wg_variant)v;
+            s.width = warp ? widths[w] : 32;
+            s.arch = arch;
+            if (validate(NULL, &s, arch ? arch : WG_DEFAULT_ARCH) != WG_OK) continue;
+            if (n == cap) {
+              wg_spec *bigger = realloc(list, 2 * cap * sizeof *list);
+              if (!bigger) {
+                free(list);
+                return wg_fail(ctx, WG_ENOMEM, "out of memory");
+              }
+              list = bigger;
+              cap *= 2;
+            }
+            list[n++] = s;
+          }
+  }
+  *out = list;
+  *count = n;
+  return WG_OK;
+}
