@@ -274,10 +274,9 @@ static void cache_disable(wg_context *ctx) {
 void wg_cache_init(wg_context *ctx) {
   if (!ctx) return;
   ctx->cache = NULL;
-  /* context.c leaves options.disk_cache here: 1 on, -1 off, 0 ask env. */
-  int requested = (int)ctx->cache_enabled;
-  if (requested < 0 ||
-      (requested == 0 && env_says_off(getenv("WARPGEN_CACHE")))) {
+  /* options.disk_cache: 1 on, -1 off, 0 ask WARPGEN_CACHE. */
+  if (ctx->cache_option < 0 ||
+      (ctx->cache_option == 0 && env_says_off(getenv("WARPGEN_CACHE")))) {
     cache_disable(ctx);
     return;
   }
@@ -492,8 +491,8 @@ bool wg_cache_lookup(wg_context *ctx, const wg_cache_key *key,
       cache_note(ctx, "cache entry %s: a symbolic link; removed", path);
       remove_bad_entry(c, NULL);
     } else if (err == ENOTDIR) {
-      cache_note_folder(ctx, c, "not a folder (or a file in place of a "
-                                "subfolder)", err);
+      cache_note_folder(ctx, c, "a file stands where a folder should be",
+                        err);
     } else {
       cache_note(ctx, "cache entry %s: %s", path, strerror(err));
     }
@@ -711,7 +710,10 @@ static void scan_add(wg_cache_scan *s, bool collect, const char *sub,
   wg_cache_item *it = &s->items[s->count++];
   it->mtime = st->st_mtim;
   it->size = (uint64_t)st->st_size;
-  snprintf(it->name, sizeof it->name, "%s/%s", sub, name);
+  /* Both names were checked: "ab" and 36 characters of "<hex>.wgc". */
+  memcpy(it->name, sub, 2);
+  it->name[2] = '/';
+  memcpy(it->name + 3, name, WG_ENTRY_NAME_LEN - 3 + 1);
 }
 
 static void scan_subfolder(int topfd, const char *sub, wg_cache_scan *s,
@@ -869,6 +871,10 @@ int wg_cache_stats_get(wg_context *ctx, wg_cache_stats *out) {
     int topfd;
     int err = cache_scan(c, &s, false, false, &topfd);
     if (err == 0) {
+      /* Root writes anyway, but a user's read-only folder is worth naming:
+       * it is why nothing gets stored. */
+      if (faccessat(topfd, ".", W_OK | X_OK, AT_EACCESS) != 0)
+        cache_note_folder(ctx, c, "not writable", errno);
       close(topfd);
       ctx->stats.entries = s.count;
       ctx->stats.bytes = s.bytes;
