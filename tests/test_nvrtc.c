@@ -1,0 +1,136 @@
+/*
+ * test_nvrtc.c - the `nvrtc` suite: every valid spec compiles with NVRTC for
+ * the architecture given as argv[1] (default sm_90), and its PTX holds the
+ * instruction its variant promises. No GPU needed.
+ */
+#include "internal.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int test_arch = 90;
+
+/* The instruction each variant promises in PTX; smem promises shared-memory
+ * traffic and no shuffle at all. */
+static const char *promised(const wg_spec *s) {
+  switch (s->variant) {
+  case WG_VARIANT_DOWN: return "shfl.sync.down";
+  case WG_VARIANT_XOR: return "shfl.sync.bfly";
+  case WG_VARIANT_UP: return "shfl.sync.up";
+  case WG_VARIANT_IDX: return "shfl.sync.idx";
+  case WG_VARIANT_REDUX: return "redux.sync";
+  case WG_VARIANT_SMEM: return "st.shared";
+  case WG_VARIANT_VOTE:
+    return s->primitive == WG_BALLOT ? "vote.sync.ballot"
+           : s->primitive == WG_ANY  ? "vote.sync.any"
+           : s->primitive == WG_ALL  ? "vote.sync.all"
+                                     : "match.any.sync";
+  default: return NULL;
+  }
+}
+
+/* Checks one PTX text; returns NULL or what is wrong. */
+static const char *check_ptx(const wg_spec *s, const char *ptx, const char *name) {
+  static char why[256];
+  const char *want = promised(s);
+  if (!strstr(ptx, name)) return "the kernel's entry point is missing";
+  if (want && !strstr(ptx, want)) {
+    snprintf(why, sizeof why, "no '%s' in the PTX", want);
+    return why;
+  }
+  if (s->variant == WG_VARIANT_SMEM && (strstr(ptx, "shfl.sync") || !strstr(ptx, "ld.shared")))
+    return "smem must load shared memory and never shuffle";
+  if (s->variant == WG_VARIANT_REDUX && strstr(ptx, "shfl.sync"))
+    return "redux must not shuffle";
+  return NULL;
+}
+
+START_TEST(every_spec_compiles) {
+  wg_options o = WG_OPTIONS_INIT;
+  o.disk_cache = -1; /* measure NVRTC, not the cache */
+  wg_context *ctx;
+  ck_assert_int_eq(wg_context_create(&ctx, &o), WG_OK);
+  wg_spec *list;
+  size_t n, failures = 0;
+  ck_assert_int_eq(wg_spec_list(ctx, &list, &n, test_arch), WG_OK);
+  for (size_t i = 0; i < n; i++) {
+    char text[256], name[128];
+    wg_spec_format(text, sizeof text, &list[i]);
+    wg_kernel_name(name, sizeof name, &list[i]);
+    char *ptx;
+    const char *why = NULL;
+    if (wg_ptx(ctx, &ptx, NULL, &list[i]) != WG_OK) {
+      why = wg_errmsg(ctx);
+    } else {
+      why = check_ptx(&list[i], ptx, name);
+      wg_free(ptx);
+    }
+    if (why && failures++ < 10) fprintf(stderr, "FAIL %s: %s\n", text, why);
+  }
+  printf("nvrtc sm_%d: %zu specs compiled, %zu failed\n", test_arch, n, failures);
+  ck_assert_msg(failures == 0, "%zu of %zu specs failed for sm_%d", failures, n, test_arch);
+  wg_free(list);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
+/* A compile error comes back with NVRTC's log in the message. */
+START_TEST(compile_error_has_log) {
+  wg_context *ctx;
+  ck_assert_int_eq(wg_context_create(&ctx, NULL), WG_OK);
+  wg_binary bin;
+  int rc = wg_compile(ctx, &bin, "extern \"C\" __global__ void k() { undeclared_thing(); }",
+                      "broken", test_arch);
+  ck_assert_int_eq(rc, WG_ECOMPILE);
+  ck_assert_ptr_nonnull(strstr(wg_errmsg(ctx), "NVRTC log"));
+  ck_assert_ptr_nonnull(strstr(wg_errmsg(ctx), "undeclared_thing"));
+  wg_context_destroy(ctx);
+}
+END_TEST
+
+/* The cubin is an ELF image for the asked architecture. */
+START_TEST(cubin_is_elf) {
+  wg_options o = WG_OPTIONS_INIT;
+  o.disk_cache = -1;
+  wg_context *ctx;
+  ck_assert_int_eq(wg_context_create(&ctx, &o), WG_OK);
+  wg_spec s;
+  char text[64];
+  snprintf(text, sizeof text, "allreduce f16 max width=4 arch=sm_%d", test_arch);
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, text), WG_OK);
+  void *cubin;
+  size_t len;
+  ck_assert_int_eq(wg_cubin(ctx, &cubin, &len, &s), WG_OK);
+  ck_assert_uint_gt(len, 64);
+  ck_assert_int_eq(memcmp(cubin, "\177ELF", 4), 0);
+  wg_free(cubin);
+  int major, minor;
+  ck_assert_int_eq(wg_nvrtc_version(ctx, &major, &minor), WG_OK);
+  ck_assert_int_ge(major, 12);
+  int *archs;
+  size_t n;
+  ck_assert_int_eq(wg_supported_archs(ctx, &archs, &n), WG_OK);
+  ck_assert_uint_gt(n, 3);
+  ck_assert(wg_arch_supported(ctx, 90));
+  wg_free(archs);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
+int main(int argc, char **argv) {
+  if (argc > 1) test_arch = atoi(argv[1]);
+  Suite *s = suite_create("nvrtc");
+  TCase *tc = tcase_create("compile");
+  tcase_add_test(tc, compile_error_has_log);
+  tcase_add_test(tc, cubin_is_elf);
+  tcase_add_test(tc, every_spec_compiles);
+  tcase_set_timeout(tc, 1800);
+  suite_add_tcase(s, tc);
+  SRunner *r = srunner_create(s);
+  srunner_run_all(r, CK_NORMAL);
+  int failed = srunner_ntests_failed(r);
+  srunner_free(r);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

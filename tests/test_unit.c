@@ -1,0 +1,370 @@
+/*
+ * test_unit.c - the `unit` suite: spec text form, validation of every field
+ * and combination, template substitution and its errors, and properties of
+ * the generated source. Needs no GPU; NVRTC is asked only for its list of
+ * architectures.
+ */
+#include "internal.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static wg_context *ctx;
+
+static void setup(void) {
+  wg_options o = WG_OPTIONS_INIT;
+  o.disk_cache = -1;
+  ck_assert_int_eq(wg_context_create(&ctx, &o), WG_OK);
+}
+static void teardown(void) { wg_context_destroy(ctx); }
+
+/* Parses text, expecting failure with a message that contains `needle`. */
+static void expect_rejected(const char *text, const char *needle) {
+  wg_spec s;
+  int rc = wg_spec_parse(ctx, &s, text);
+  ck_assert_msg(rc == WG_ESPEC, "'%s' was accepted (rc %d)", text, rc);
+  ck_assert_msg(strstr(wg_errmsg(ctx), needle), "'%s': message '%s' lacks '%s'", text,
+                wg_errmsg(ctx), needle);
+}
+
+START_TEST(parse_example) {
+  wg_spec s;
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce f32 sum width=16 variant=xor arch=sm_90"),
+                   WG_OK);
+  ck_assert_int_eq(s.primitive, WG_REDUCE);
+  ck_assert_int_eq(s.type, WG_F32);
+  ck_assert_int_eq(s.op, WG_OP_SUM);
+  ck_assert_int_eq(s.width, 16);
+  ck_assert_int_eq(s.variant, WG_VARIANT_XOR);
+  ck_assert_int_eq(s.arch, 90);
+  char text[256];
+  wg_spec_format(text, sizeof text, &s);
+  ck_assert_str_eq(text, "reduce f32 sum width=16 variant=xor arch=sm_90");
+}
+END_TEST
+
+START_TEST(parse_defaults_and_spacing) {
+  wg_spec s;
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "  scan   i64 max\t"), WG_OK);
+  char text[256];
+  wg_spec_format(text, sizeof text, &s);
+  ck_assert_str_eq(text, "scan i64 max width=32 variant=auto");
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "broadcast u32 lane=3 width=8"), WG_OK);
+  wg_spec_format(text, sizeof text, &s);
+  ck_assert_str_eq(text, "broadcast u32 width=8 variant=auto lane=3");
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce-rows f64 min cols=1000"), WG_OK);
+  wg_spec_format(text, sizeof text, &s);
+  ck_assert_str_eq(text, "reduce-rows f64 min cols=1000");
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "ballot bf16 arch=90"), WG_OK);
+  wg_spec_format(text, sizeof text, &s);
+  ck_assert_str_eq(text, "ballot bf16 width=32 variant=auto arch=sm_90");
+}
+END_TEST
+
+/* Every listed spec prints, parses back to the same struct and prints the
+ * same text again. */
+START_TEST(round_trip_every_listed_spec) {
+  wg_spec *list;
+  size_t n;
+  ck_assert_int_eq(wg_spec_list(ctx, &list, &n, _i ? 80 : 0), WG_OK);
+  ck_assert_uint_gt(n, 1000);
+  for (size_t i = 0; i < n; i++) {
+    char a[256], b[256];
+    wg_spec s;
+    wg_spec_format(a, sizeof a, &list[i]);
+    ck_assert_msg(wg_spec_parse(ctx, &s, a) == WG_OK, "%s: %s", a, wg_errmsg(ctx));
+    ck_assert_msg(memcmp(&s, &list[i], sizeof s) == 0, "'%s' parsed differently", a);
+    wg_spec_format(b, sizeof b, &s);
+    ck_assert_str_eq(a, b);
+  }
+  wg_free(list);
+}
+END_TEST
+
+START_TEST(rejects_each_field) {
+  expect_rejected("", "PRIMITIVE TYPE");
+  expect_rejected("reduce", "PRIMITIVE TYPE");
+  expect_rejected("reduse f32 sum", "primitive: unknown 'reduse'");
+  expect_rejected("reduce f31 sum", "type: unknown 'f31'");
+  expect_rejected("reduce f32 plus", "operator: unknown 'plus'");
+  expect_rejected("reduce f32", "needs an operator");
+  expect_rejected("broadcast f32 sum", "takes no operator");
+  expect_rejected("ballot i32 or", "takes no operator");
+  expect_rejected("reduce f32 xor", "operator: 'xor' is bitwise");
+  expect_rejected("scan bf16 and", "not bf16");
+  expect_rejected("reduce f32 sum width=12", "width: 12 is not allowed");
+  expect_rejected("reduce f32 sum width=64", "width: 64");
+  expect_rejected("reduce f32 sum width=0", "width: 0");
+  expect_rejected("reduce f32 sum width=x", "width: 'x' is not a number");
+  expect_rejected("reduce f32 sum variant=fast", "variant: unknown 'fast'");
+  expect_rejected("reduce f64 sum variant=redux", "not f64");
+  expect_rejected("reduce i32 prod variant=redux", "not 'prod'");
+  expect_rejected("reduce i32 sum variant=redux arch=sm_75", "sm_80 or newer");
+  expect_rejected("broadcast f32 variant=up", "variant: 'up' is not available for 'broadcast'");
+  expect_rejected("reduce f32 sum variant=up", "allowed: auto, down, xor, idx, redux, smem");
+  expect_rejected("scan f32 sum variant=down", "not available for 'scan'");
+  expect_rejected("any f32 variant=xor", "allowed: auto, vote");
+  expect_rejected("reduce f32 sum variant=vote", "not available");
+  expect_rejected("broadcast f32 width=8 lane=8", "lane: 8 is outside the group");
+  expect_rejected("broadcast f32 lane=-1", "lane: -1");
+  expect_rejected("reduce f32 sum lane=1", "only broadcast takes a lane");
+  expect_rejected("reduce f32 sum cols=4", "only reduce-rows takes cols");
+  expect_rejected("reduce-rows f32 sum width=16", "leave width out");
+  expect_rejected("reduce-array f32 sum variant=xor", "not available for 'reduce-array'");
+  expect_rejected("reduce f32 sum arch=sm_52", "arch: sm_52 is not supported");
+  expect_rejected("reduce f32 sum arch=sm_9x", "arch: '9x'");
+  expect_rejected("reduce f32 sum arch=sm_90 arch=sm_80", "given twice");
+  expect_rejected("reduce f32 sum speed=3", "unknown key 'speed'");
+  expect_rejected("reduce f32 sum width=8 extra", "unexpected word 'extra'");
+  expect_rejected("width=8 reduce f32 sum", "too early");
+}
+END_TEST
+
+START_TEST(validate_struct_fields) {
+  wg_spec s = WG_SPEC_INIT;
+  ck_assert_int_eq(wg_spec_validate(ctx, &s), WG_OK);
+  s.version = 99;
+  ck_assert_int_eq(wg_spec_validate(ctx, &s), WG_ESPEC);
+  wg_spec_init(&s);
+  s.type = (wg_type)42;
+  ck_assert_int_eq(wg_spec_validate(ctx, &s), WG_ESPEC);
+  ck_assert_ptr_nonnull(strstr(wg_errmsg(ctx), "type 42 is out of range"));
+  wg_spec_init(&s);
+  s.variant = (wg_variant)-1;
+  ck_assert_int_eq(wg_spec_validate(ctx, &s), WG_ESPEC);
+  ck_assert_int_eq(wg_spec_validate(ctx, NULL), WG_EINVAL);
+  ck_assert_int_eq(wg_spec_parse(ctx, NULL, "reduce f32 sum"), WG_EINVAL);
+  ck_assert_int_lt(wg_spec_format(NULL, 0, &s), 0);
+}
+END_TEST
+
+/* The validity matrix, counted: every combination the tables allow is
+ * listed once and every listed spec validates. */
+START_TEST(list_counts) {
+  wg_spec *list;
+  size_t n;
+  ck_assert_int_eq(wg_spec_list(ctx, &list, &n, 0), WG_OK);
+  size_t per_prim[WG_PRIMITIVE_COUNT] = {0};
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_int_eq(wg_spec_validate(ctx, &list[i]), WG_OK);
+    ck_assert_int_ne(list[i].variant == WG_VARIANT_AUTO, wg_primitives[list[i].primitive].is_warp);
+    per_prim[list[i].primitive]++;
+  }
+  /* reduce: 8 types x 4 ops x 4 variants (down xor idx smem) + 4 int ops on
+   * 6 ints... counted directly: sum/prod/min/max on 8 types and and/or/xor on
+   * 4 integer types give 44 (type, op) pairs; 4 shuffle/smem variants, plus
+   * redux on i32/u32 for 6 ops each: (44 * 4 + 12) * 5 widths. */
+  ck_assert_uint_eq(per_prim[WG_REDUCE], (44 * 4 + 12) * 5);
+  ck_assert_uint_eq(per_prim[WG_SCAN], 44 * 3 * 5);
+  ck_assert_uint_eq(per_prim[WG_BROADCAST], 8 * 2 * 5);
+  ck_assert_uint_eq(per_prim[WG_MATCH], 8 * 5);
+  ck_assert_uint_eq(per_prim[WG_REDUCE_ARRAY], 44);
+  ck_assert_uint_eq(per_prim[WG_REDUCE_ROWS], 44);
+  wg_free(list);
+  /* On sm_75 redux disappears. */
+  ck_assert_int_eq(wg_spec_list(ctx, &list, &n, 75), WG_OK);
+  for (size_t i = 0; i < n; i++) ck_assert_int_ne(list[i].variant, WG_VARIANT_REDUX);
+  wg_free(list);
+  ck_assert_int_eq(wg_spec_list(ctx, &list, &n, 51), WG_ESPEC);
+}
+END_TEST
+
+START_TEST(auto_choices) {
+  struct { const char *spec; wg_variant want; } cases[] = {
+    {"reduce i32 sum", WG_VARIANT_REDUX},
+    {"reduce i32 sum arch=sm_75", WG_VARIANT_DOWN},
+    {"reduce i32 prod", WG_VARIANT_DOWN},
+    {"allreduce u32 xor", WG_VARIANT_REDUX},
+    {"allreduce f32 sum", WG_VARIANT_XOR},
+    {"reduce f64 max", WG_VARIANT_DOWN},
+    {"scan f32 sum", WG_VARIANT_UP},
+    {"broadcast f16", WG_VARIANT_IDX},
+    {"match u64", WG_VARIANT_VOTE},
+  };
+  for (size_t i = 0; i < WG_COUNT_OF(cases); i++) {
+    wg_spec s;
+    ck_assert_int_eq(wg_spec_parse(ctx, &s, cases[i].spec), WG_OK);
+    ck_assert_msg(wg_spec_resolve_variant(&s) == cases[i].want, "%s -> %s", cases[i].spec,
+                  wg_variant_name(wg_spec_resolve_variant(&s)));
+  }
+}
+END_TEST
+
+START_TEST(names) {
+  ck_assert_str_eq(wg_type_name(WG_BF16), "bf16");
+  ck_assert_ptr_null(wg_type_name(WG_TYPE_COUNT));
+  ck_assert_ptr_null(wg_primitive_name((wg_primitive)-1));
+  ck_assert_str_eq(wg_operator_name(WG_OP_XOR), "xor");
+  ck_assert_str_eq(wg_variant_name(WG_VARIANT_REDUX), "redux");
+  ck_assert_uint_eq(wg_type_size(WG_F16), 2);
+  ck_assert_uint_eq(wg_type_size(WG_U64), 8);
+  ck_assert_str_eq(wg_version(), WG_VERSION_STRING);
+  ck_assert_int_eq(wg_version_number(), WG_VERSION_NUMBER);
+  ck_assert_str_eq(wg_strerror(WG_ESPEC), "invalid spec");
+  ck_assert_str_eq(wg_strerror(12345), "unknown status");
+  char name[128];
+  wg_spec s;
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "broadcast f16 width=8 variant=smem lane=5"), WG_OK);
+  wg_kernel_name(name, sizeof name, &s);
+  ck_assert_str_eq(name, "wg_broadcast_f16_w8_smem_l5");
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce-rows u32 or cols=7"), WG_OK);
+  wg_kernel_name(name, sizeof name, &s);
+  ck_assert_str_eq(name, "wg_reduce_rows_u32_or_c7");
+}
+END_TEST
+
+/* --- templates ------------------------------------------------------------ */
+
+START_TEST(template_fill) {
+  const wg_template_var vars[] = {{"a", "1"}, {"bb", "two"}};
+  wg_buf b = {0};
+  ck_assert_int_eq(wg_template_fill(ctx, &b, "t", "x${a}y${bb}z$ $a ${a}", vars, 2), WG_OK);
+  ck_assert_str_eq(b.data, "x1ytwoz$ $a 1");
+  wg_buf_free(&b);
+  ck_assert_int_eq(wg_template_fill(ctx, &b, "mine.cu", "ok\n${a} ${nope}", vars, 2),
+                   WG_ETEMPLATE);
+  ck_assert_str_eq(wg_errmsg(ctx), "template 'mine.cu' line 2: unknown key '${nope}'");
+  wg_buf_free(&b);
+  ck_assert_int_eq(wg_template_fill(ctx, &b, "mine.cu", "${a", vars, 2), WG_ETEMPLATE);
+  ck_assert_ptr_nonnull(strstr(wg_errmsg(ctx), "'${a' is not closed"));
+  wg_buf_free(&b);
+  ck_assert_int_eq(wg_template_fill(ctx, &b, "mine.cu", "${a b}", vars, 2), WG_ETEMPLATE);
+  wg_buf_free(&b);
+  char *text;
+  ck_assert_int_eq(wg_template_load(ctx, &text, "no_such.cu"), WG_ETEMPLATE);
+  ck_assert_ptr_nonnull(strstr(wg_errmsg(ctx), "no_such.cu"));
+  ck_assert_int_eq(wg_template_load(ctx, &text, "../etc/passwd"), WG_ETEMPLATE);
+  ck_assert_int_eq(wg_template_load(ctx, &text, "warp_kernel.cu"), WG_OK);
+  ck_assert_ptr_nonnull(strstr(text, "${body}"));
+  free(text);
+}
+END_TEST
+
+/* WARPGEN_TEMPLATE_DIR replaces the built-in templates, and a bad template
+ * there fails with its name rather than reaching NVRTC. */
+START_TEST(template_dir_override) {
+  char dir[] = "/tmp/wg-templates-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  const char *src = getenv("WARPGEN_SOURCE_ROOT");
+  char path[512], cmd[1200];
+  snprintf(cmd, sizeof cmd, "cp %s/templates/* %s/", src ? src : "..", dir);
+  ck_assert_int_eq(system(cmd), 0);
+  snprintf(path, sizeof path, "%s/warp_ballot.cu", dir);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("    ${typo}\n", f);
+  fclose(f);
+  wg_options o = WG_OPTIONS_INIT;
+  o.template_dir = dir;
+  o.disk_cache = -1;
+  wg_context *c2;
+  ck_assert_int_eq(wg_context_create(&c2, &o), WG_OK);
+  wg_spec s;
+  char *out;
+  ck_assert_int_eq(wg_spec_parse(c2, &s, "ballot i32"), WG_OK);
+  ck_assert_int_eq(wg_source(c2, &out, &s), WG_ETEMPLATE);
+  ck_assert_ptr_nonnull(strstr(wg_errmsg(c2), "template 'warp_ballot.cu' line 1: unknown key '${typo}'"));
+  ck_assert_int_eq(wg_spec_parse(c2, &s, "any i32"), WG_OK);
+  ck_assert_int_eq(wg_source(c2, &out, &s), WG_OK);
+  free(out);
+  wg_context_destroy(c2);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* --- generated source ----------------------------------------------------- */
+
+START_TEST(source_properties) {
+  wg_spec *list;
+  size_t n;
+  ck_assert_int_eq(wg_spec_list(ctx, &list, &n, 90), WG_OK);
+  for (size_t i = 0; i < n; i++) {
+    if (!wg_primitives[list[i].primitive].is_warp) continue;
+    char text[256], name[128], header[300];
+    wg_spec_format(text, sizeof text, &list[i]);
+    wg_kernel_name(name, sizeof name, &list[i]);
+    char *src;
+    ck_assert_msg(wg_source(ctx, &src, &list[i]) == WG_OK, "%s: %s", text, wg_errmsg(ctx));
+    snprintf(header, sizeof header, "/*\n * %s\n", text);
+    ck_assert_msg(!strncmp(src, header, strlen(header)), "%s: header comment", text);
+    ck_assert_msg(strstr(src, "extern \"C\" __global__ void"), "%s: extern C", text);
+    ck_assert_msg(strstr(src, name), "%s: kernel name %s", text, name);
+    ck_assert_msg(strstr(src, "unsigned long long n"), "%s: 64-bit count", text);
+    ck_assert_msg(!strstr(src, "${"), "%s: unfilled key", text);
+    ck_assert_msg(!strstr(src, "#include"), "%s: needs no include path", text);
+    if (list[i].width == 32)
+      ck_assert_msg(strstr(src, "gmask = 0xffffffffu"), "%s: full mask", text);
+    else
+      ck_assert_msg(strstr(src, "((1u << WG_WIDTH) - 1u) << (lane & ~(WG_WIDTH - 1u))"),
+                    "%s: group mask", text);
+    free(src);
+  }
+  wg_free(list);
+}
+END_TEST
+
+/* An auto spec generates exactly the source of the variant it resolves
+ * to, so both share one cache entry. */
+START_TEST(auto_shares_source) {
+  wg_spec a, b;
+  ck_assert_int_eq(wg_spec_parse(ctx, &a, "reduce f32 sum width=8"), WG_OK);
+  ck_assert_int_eq(wg_spec_parse(ctx, &b, "reduce f32 sum width=8 variant=down arch=sm_90"), WG_OK);
+  char *sa, *sb;
+  ck_assert_int_eq(wg_source(ctx, &sa, &a), WG_OK);
+  ck_assert_int_eq(wg_source(ctx, &sb, &b), WG_OK);
+  ck_assert_str_eq(sa, sb);
+  free(sa);
+  free(sb);
+}
+END_TEST
+
+START_TEST(context_options) {
+  wg_context *c = NULL;
+  wg_options o = WG_OPTIONS_INIT;
+  o.version = 7;
+  ck_assert_int_eq(wg_context_create(&c, &o), WG_EINVAL);
+  ck_assert_ptr_null(c);
+  ck_assert_int_eq(wg_context_create(NULL, NULL), WG_EINVAL);
+  wg_options_init(&o);
+  o.device = -1;
+  ck_assert_int_eq(wg_context_create(&c, &o), WG_EINVAL);
+  ck_assert_int_eq(wg_context_create(&c, NULL), WG_OK);
+  ck_assert_str_eq(wg_errmsg(c), "");
+  wg_context_destroy(c);
+  wg_context_destroy(NULL);
+  wg_free(NULL);
+  ck_assert_str_eq(wg_errmsg(NULL), "");
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("unit");
+  TCase *spec = tcase_create("spec");
+  tcase_add_checked_fixture(spec, setup, teardown);
+  tcase_add_test(spec, parse_example);
+  tcase_add_test(spec, parse_defaults_and_spacing);
+  tcase_add_loop_test(spec, round_trip_every_listed_spec, 0, 2);
+  tcase_add_test(spec, rejects_each_field);
+  tcase_add_test(spec, validate_struct_fields);
+  tcase_add_test(spec, list_counts);
+  tcase_add_test(spec, auto_choices);
+  tcase_add_test(spec, names);
+  tcase_add_test(spec, context_options);
+  suite_add_tcase(s, spec);
+  TCase *tmpl = tcase_create("templates");
+  tcase_add_checked_fixture(tmpl, setup, teardown);
+  tcase_add_test(tmpl, template_fill);
+  tcase_add_test(tmpl, template_dir_override);
+  tcase_add_test(tmpl, source_properties);
+  tcase_add_test(tmpl, auto_shares_source);
+  tcase_set_timeout(tmpl, 300);
+  suite_add_tcase(s, tmpl);
+  SRunner *r = srunner_create(s);
+  srunner_run_all(r, CK_NORMAL);
+  int failed = srunner_ntests_failed(r);
+  srunner_free(r);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
