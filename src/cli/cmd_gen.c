@@ -154,7 +154,8 @@ static bool executable_at(char *out, size_t size, const char *dir, const char *n
 }
 
 /* Finds nvdisasm (preferred: it prints SASS alone) or cuobjdump: first
- * WARPGEN_NVDISASM, then the toolkit's bin/, then PATH. */
+ * WARPGEN_NVDISASM, then the toolkit's bin/, then PATH, then the one found
+ * when warpgen was configured. */
 static bool find_disassembler(char *out, size_t size, bool *is_nvdisasm) {
   const char *env = getenv("WARPGEN_NVDISASM");
   if (env && *env && access(env, X_OK) == 0) {
@@ -181,6 +182,11 @@ static bool find_disassembler(char *out, size_t size, bool *is_nvdisasm) {
         return true;
       }
     free(copy);
+  }
+  if (*WG_DISASSEMBLER && access(WG_DISASSEMBLER, X_OK) == 0) {
+    snprintf(out, size, "%s", WG_DISASSEMBLER);
+    *is_nvdisasm = !strstr(WG_DISASSEMBLER, "cuobjdump");
+    return true;
   }
   return false;
 }
