@@ -11,13 +11,13 @@
  * binary" is always the one compiled with the disk cache off.
  */
 #include "cache.h"
+#include "support.h"
 #include "warpgen.h"
 
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,27 +47,18 @@ static const char *const test_specs[] = {
 /* Paths here stay far below this; sized so that no snprintf can cut. */
 #define PATH_CAP 1024
 
-static char test_dir[256];
+/* This test's own folder (support.c makes and removes it). */
+static char *test_dir;
 
 static void make_test_dir(void) {
-  const char *tmp = getenv("TMPDIR");
-  snprintf(test_dir, sizeof test_dir, "%s/wg-cache-test-XXXXXX",
-           tmp && tmp[0] == '/' ? tmp : "/tmp");
-  ck_assert_ptr_nonnull(mkdtemp(test_dir));
-}
-
-static int remove_one(const char *path, const struct stat *st, int flag,
-                      struct FTW *ftw) {
-  (void)st;
-  (void)ftw;
-  if (flag == FTW_DP) rmdir(path);
-  else unlink(path);
-  return 0;
+  test_dir = wg_test_tmpdir();
+  ck_assert_ptr_nonnull(test_dir);
 }
 
 static void remove_test_dir(void) {
-  if (test_dir[0]) nftw(test_dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-  test_dir[0] = '\0';
+  wg_test_rmtree(test_dir);
+  free(test_dir);
+  test_dir = NULL;
 }
 
 /* test_dir + "/" + name, in a static buffer per slot. */
@@ -1003,7 +994,7 @@ START_TEST(test_folder_made_lazily) {
   wg_free(b.data);
   ck_assert_int_eq(stat(dir, &st), 0);
   ck_assert_uint_eq(st.st_mode & 0777, 0700);
-  nftw(in_dir(1, "a"), remove_one, 16, FTW_DEPTH | FTW_PHYS);
+  wg_test_rmtree(in_dir(1, "a"));
   b = cubin_via(ctx, test_specs[1]);
   wg_free(b.data);
   ck_assert_uint_eq(stats_of(ctx).entries, 1);
