@@ -9,7 +9,8 @@
  *   .tmp-XXXXXX             a store in progress, or one a crashed writer
  *                           left behind (swept after an hour)
  *   .trash-XXXXXX           a bad entry that was a folder, being removed
- *   .pruned                 its mtime says when the folder was last scanned
+ *   .pruned                 the size estimate: "<bytes> <time of the last
+ *                           scan>", bytes kept up to date by every store
  *
  * An entry is a 64-byte header, then the PTX (without its NUL), then the
  * cubin. The header, little-endian:
@@ -23,7 +24,8 @@
  * entry, so durability is not worth a flush per compile.
  *
  * The hot path (a lookup) is one open, one fstat, two reads and a close; no
- * folder is scanned there. Scans happen only in prune, stats and clear.
+ * folder is listed there. Folders are listed only by stats, clear and
+ * prune, and after a store when the size estimate nears the cap.
  */
 #include "cache.h"
 
@@ -49,8 +51,9 @@
 /* Automatic eviction goes down to this share of the cap, so that the next
  * few stores do not each trigger a scan. */
 #define WG_CACHE_PRUNE_TARGET_PERCENT 90u
-/* A context that has not scanned the folder itself scans it on its first
- * store when no process has done so for this long. */
+/* The size estimate is replaced by a real scan at least this often, so
+ * that updates lost to racing writers or entries deleted by hand do not
+ * linger. */
 #define WG_CACHE_PRUNE_INTERVAL_S 3600
 /* A temporary older than this belongs to a writer that died. */
 #define WG_CACHE_STALE_TMP_S 3600
@@ -71,9 +74,8 @@ struct wg_disk_cache {
   uint64_t max_bytes;
   bool folder_ready;      /* the folder exists (made or seen by a store) */
   bool folder_noted;      /* a folder problem is already counted */
-  bool scanned;           /* this context has scanned the folder */
-  uint64_t scan_bytes;    /* bytes found by that scan, after evicting */
-  uint64_t written;       /* bytes stored since then */
+  uint64_t written;       /* bytes this context stored since its last
+                             scan */
 };
 
 /* --- small helpers -------------------------------------------------------- */
@@ -597,7 +599,8 @@ static int entry_publish(struct wg_disk_cache *c, const char *tmp) {
   return err;
 }
 
-static void cache_maybe_prune(wg_context *ctx, struct wg_disk_cache *c);
+static void cache_after_store(wg_context *ctx, struct wg_disk_cache *c,
+                              uint64_t bytes);
 
 /* Opens a new temporary in the cache folder, making the folder if needed;
  * fd, or -1 with the reason noted. */
@@ -664,8 +667,7 @@ void wg_cache_store(wg_context *ctx, const wg_cache_key *key,
     unlink(tmp);
     return;
   }
-  c->written += sizeof h + bin->ptx_len + bin->cubin_len;
-  cache_maybe_prune(ctx, c);
+  cache_after_store(ctx, c, sizeof h + bin->ptx_len + bin->cubin_len);
 }
 
 void wg_cache_remove(wg_context *ctx, const wg_cache_key *key) {
@@ -786,12 +788,43 @@ static int item_older(const void *a, const void *b) {
   return strcmp(x->name, y->name);
 }
 
-static void stamp_touch(int topfd) {
+/* The shared size estimate: "<bytes> <unix time of the last scan>\n". A
+ * reader that catches it half-written sees no estimate and scans, which is
+ * only slower; two stores racing may lose one's bytes until the next scan. */
+typedef struct wg_cache_estimate {
+  uint64_t bytes;
+  long long scanned_at;
+} wg_cache_estimate;
+
+static void estimate_write(int topfd, const wg_cache_estimate *e) {
   int fd = openat(topfd, ".pruned",
-                  O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+                  O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return;
-  futimens(fd, NULL);
+  char text[64];
+  int n = snprintf(text, sizeof text, "%llu %lld\n",
+                   (unsigned long long)e->bytes, e->scanned_at);
+  bool ok = write(fd, text, (size_t)n) == n;
   close(fd);
+  if (!ok) unlinkat(topfd, ".pruned", 0);
+}
+
+/* false when there is no estimate or its scan is too old to trust. */
+static bool estimate_read(int topfd, wg_cache_estimate *e) {
+  int fd = openat(topfd, ".pruned", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  char text[64];
+  ssize_t n = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (n <= 0) return false;
+  text[n] = '\0';
+  unsigned long long bytes;
+  char nl;
+  if (sscanf(text, "%llu %lld%c", &bytes, &e->scanned_at, &nl) != 3 ||
+      nl != '\n')
+    return false;
+  e->bytes = bytes;
+  long long age = (long long)time(NULL) - e->scanned_at;
+  return age >= 0 && age <= WG_CACHE_PRUNE_INTERVAL_S;
 }
 
 /* Scans, sweeps and evicts oldest-first until at most `target` bytes.
@@ -812,48 +845,42 @@ static int cache_evict(wg_context *ctx, struct wg_disk_cache *c,
       }
     }
   }
-  stamp_touch(topfd);
+  wg_cache_estimate e = {s.bytes, (long long)time(NULL)};
+  estimate_write(topfd, &e);
   close(topfd);
   free(s.items);
-  c->scanned = true;
-  c->scan_bytes = s.bytes;
   c->written = 0;
   return s.failed ? ENOMEM : 0;
 }
 
-/* Whether the folder should be scanned after a store. A context that has
- * scanned knows the folder's size up to what it wrote since (other
- * processes' stores are caught by the written/16 rule and the hourly scan);
- * one that has not trusts the stamp that any process's scan leaves. */
-static bool prune_due(const struct wg_disk_cache *c, int topfd) {
-  if (c->written >= c->max_bytes / 16) return true;
-  if (c->scanned) return c->scan_bytes + c->written > c->max_bytes;
-  struct stat st;
-  if (fstatat(topfd, ".pruned", &st, AT_SYMLINK_NOFOLLOW) != 0) return true;
-  return time(NULL) - st.st_mtim.tv_sec > WG_CACHE_PRUNE_INTERVAL_S;
-}
-
-static void cache_maybe_prune(wg_context *ctx, struct wg_disk_cache *c) {
-  bool due;
-  if (c->scanned) {
-    due = prune_due(c, -1);
-  } else {
-    int topfd = open_top(c);
-    if (topfd < 0) return;
-    due = prune_due(c, topfd);
-    close(topfd);
-    /* Checked the stamp once; from now on this context's own count rules. */
-    if (!due) {
-      c->scanned = true;
-      c->scan_bytes = 0;
-    }
+/* After a store of `bytes`: scan (and evict) only when the folder may be
+ * over its cap by the shared estimate, when there is no recent scan, or
+ * when this context alone wrote a sixteenth of the cap since its last scan
+ * (a bound on what racing estimate updates can lose). Otherwise add the
+ * entry to the estimate: a few small syscalls after a compile of tens of
+ * milliseconds. */
+static void cache_after_store(wg_context *ctx, struct wg_disk_cache *c,
+                              uint64_t bytes) {
+  c->written += bytes;
+  int topfd = open_top(c);
+  if (topfd < 0) return;
+  wg_cache_estimate e;
+  bool due = !estimate_read(topfd, &e) ||
+             e.bytes + bytes > c->max_bytes ||
+             c->written >= c->max_bytes / 16;
+  if (!due) {
+    e.bytes += bytes;
+    estimate_write(topfd, &e);
   }
+  close(topfd);
   if (!due) return;
   uint64_t target = c->max_bytes / 100 * WG_CACHE_PRUNE_TARGET_PERCENT;
   int err = cache_evict(ctx, c, target);
-  if (err && err != ENOENT)
-    cache_note(ctx, "cache folder %s: cannot prune: %s", c->path,
-               strerror(err));
+  if (err && err != ENOENT) {
+    char dir[4096];
+    cache_note(ctx, "cache folder %s: cannot prune: %s",
+               cache_dir_of(c, dir, sizeof dir), strerror(err));
+  }
 }
 
 /* --- public calls --------------------------------------------------------- */
@@ -933,8 +960,6 @@ int wg_cache_clear(wg_context *ctx) {
   }
   closedir(d);
   close(topfd);
-  c->scanned = true;
-  c->scan_bytes = 0;
   c->written = 0;
   wg_errmsg_clear(ctx);
   return WG_OK;

@@ -889,6 +889,33 @@ START_TEST(test_eviction_keeps_under_cap) {
 }
 END_TEST
 
+/* Many short-lived contexts (as many processes would be), one store each:
+ * the shared size estimate must keep the folder under the cap although no
+ * context alone writes enough to trigger a scan. Synthetic binaries: no
+ * NVRTC needed. */
+START_TEST(test_cap_holds_across_contexts) {
+  make_test_dir();
+  const uint64_t cap = 20000; /* about 18 entries; a sixteenth > one entry */
+  char ptx[] = "// ptx";
+  unsigned char cubin[1000];
+  uint64_t evictions = 0;
+  for (int i = 0; i < 60; i++) {
+    wg_context *ctx = context_on(test_dir, cap);
+    memset(cubin, i, sizeof cubin);
+    wg_cache_key key = wg_cache_key_make("source", "-opt", i, 13, 0);
+    wg_binary bin = {ptx, strlen(ptx), cubin, sizeof cubin};
+    wg_cache_store(ctx, &key, &bin);
+    ck_assert_msg(folder_bytes(test_dir) <= cap, "over the cap after %d", i);
+    wg_cache_stats st = stats_of(ctx);
+    ck_assert_str_eq(st.last_error, "");
+    evictions += st.evictions;
+    wg_context_destroy(ctx);
+  }
+  ck_assert_uint_ge(evictions, 60 - cap / 1000);
+  remove_test_dir();
+}
+END_TEST
+
 static void set_mtime(const char *path, time_t when) {
   struct timespec ts[2] = {{when, 0}, {when, 0}};
   ck_assert_int_eq(utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW), 0);
@@ -1041,6 +1068,7 @@ static Suite *cache_suite(void) {
 
   tc = tcase_create("eviction");
   tcase_add_test(tc, test_eviction_keeps_under_cap);
+  tcase_add_test(tc, test_cap_holds_across_contexts);
   tcase_add_test(tc, test_prune_is_lru);
   tcase_add_test(tc, test_prune_sweeps_stale_temporaries);
   tcase_add_test(tc, test_clear_keeps_foreign_files);
