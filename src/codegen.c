@@ -211,8 +211,8 @@ static int codegen_warp(wg_context *ctx, wg_buf *out, const wg_spec *s) {
   snprintf(width, sizeof width, "%d", s->width);
   snprintf(group_mask, sizeof group_mask, s->width == 32 ? "0xffffffffu"
            : "((1u << WG_WIDTH) - 1u) << (lane & ~(WG_WIDTH - 1u))");
-  snprintf(width_mask, sizeof width_mask, s->width == 32 ? "0xffffffffu" : "0x%xu",
-           (1u << s->width) - 1u);
+  snprintf(width_mask, sizeof width_mask, "0x%xu",
+           (unsigned)((1ull << s->width) - 1u)); /* width may be 32 */
   snprintf(lane_def, sizeof lane_def, "%d", s->lane);
   snprintf(summary, sizeof summary, "%s, %s.", summaries[s->primitive],
            variant_summaries[s->variant]);
