@@ -173,7 +173,7 @@ static void print_row(const char *what, series *s) {
   double lo = s->v[0], hi = s->v[s->n - 1];
   const char *unit = "ms";
   double scale = 1e6;
-  if (hi < 1e5) {
+  if (med < 1e6) {
     unit = "us";
     scale = 1e3;
   }

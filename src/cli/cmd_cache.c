@@ -130,9 +130,9 @@ static int run_clear_or_prune(wg_context *ctx, const cache_args *a) {
   if (cache_stats_read(ctx, &after) != WG_OK) return WG_EXIT_FAIL;
   uint64_t gone = before.entries > after.entries
                       ? before.entries - after.entries : 0;
-  printf("removed %" PRIu64 " entries; %" PRIu64 " left, %" PRIu64
-         " bytes (%s)\n",
-         gone, after.entries, after.bytes, human_bytes(h, sizeof h, after.bytes));
+  printf("removed %" PRIu64 " %s; %" PRIu64 " left, %" PRIu64 " bytes (%s)\n",
+         gone, gone == 1 ? "entry" : "entries", after.entries, after.bytes,
+         human_bytes(h, sizeof h, after.bytes));
   return WG_EXIT_OK;
 }
 
