@@ -73,6 +73,8 @@ struct wg_disk_cache {
   size_t dir_len;         /* length of <dir> in path */
   uint64_t max_bytes;
   bool folder_ready;      /* the folder exists (made or seen by a store) */
+  bool folder_trusted;    /* checked: not writable by everybody */
+  bool folder_refused;    /* checked: writable by everybody; never used */
   bool folder_noted;      /* a folder problem is already counted */
   uint64_t written;       /* bytes this context stored since its last
                              scan */
@@ -379,6 +381,31 @@ static void remove_bad_entry(struct wg_disk_cache *c, const struct stat *seen) {
   remove_tree_at(AT_FDCWD, c->path, 0);
 }
 
+/* --- trust ----------------------------------------------------------------- */
+
+/* An entry is code that will run on the GPU, so a folder anyone may write
+ * (a shared /tmp path, say) is refused: anyone could plant a kernel there
+ * under a key they can compute. A group-writable folder is taken as a
+ * deliberate shared cache. One stat per context; until the folder exists
+ * there is nothing to check (and the first store makes it 0700). */
+static bool folder_usable(wg_context *ctx, struct wg_disk_cache *c) {
+  if (c->folder_trusted) return true;
+  if (c->folder_refused) return false;
+  char dir[4096];
+  struct stat st;
+  if (stat(cache_dir_of(c, dir, sizeof dir), &st) != 0 ||
+      !S_ISDIR(st.st_mode))
+    return true; /* missing or not a folder: lookups and stores say why */
+  if (st.st_mode & S_IWOTH) {
+    c->folder_refused = true;
+    cache_note(ctx, "cache folder %s: writable by everybody, so anybody "
+                    "could plant kernels there; not used", dir);
+    return false;
+  }
+  c->folder_trusted = true;
+  return true;
+}
+
 /* --- lookup --------------------------------------------------------------- */
 
 static bool read_full_at(int fd, void *buf, size_t len, off_t off) {
@@ -482,7 +509,7 @@ bool wg_cache_lookup(wg_context *ctx, const wg_cache_key *key,
   if (!out) return false;
   memset(out, 0, sizeof *out);
   struct wg_disk_cache *c = ctx ? ctx->cache : NULL;
-  if (!c || !key) return false;
+  if (!c || !key || !folder_usable(ctx, c)) return false;
   const char *path = entry_path(c, key);
   /* O_NONBLOCK: a FIFO planted in place of an entry must not hang us. */
   int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -616,6 +643,8 @@ static int temp_open(wg_context *ctx, struct wg_disk_cache *c, char *tmp,
         return -1;
       }
       c->folder_ready = true;
+      /* It may have existed already, made by somebody else. */
+      if (!folder_usable(ctx, c)) return -1;
     }
     int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd >= 0) return fd;
@@ -638,6 +667,7 @@ void wg_cache_store(wg_context *ctx, const wg_cache_key *key,
   struct wg_disk_cache *c = ctx ? ctx->cache : NULL;
   if (!c || !key || !bin || !bin->cubin || bin->cubin_len == 0) return;
   if (!bin->ptx && bin->ptx_len) return;
+  if (!folder_usable(ctx, c)) return;
   char tmp[4096];
   if (c->dir_len + 16 >= sizeof tmp) {
     cache_note_folder(ctx, c, "path too long", ENAMETOOLONG);

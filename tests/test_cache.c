@@ -819,6 +819,28 @@ START_TEST(test_parent_cannot_be_created) {
 }
 END_TEST
 
+/* A folder everybody may write (like /tmp itself) could hold planted
+ * kernels: it is not used at all, neither read nor written. */
+START_TEST(test_world_writable_folder_refused) {
+  make_test_dir();
+  const char *dir = in_dir(0, "shared");
+  ck_assert_int_eq(mkdir(dir, 0700), 0);
+  ck_assert_int_eq(chmod(dir, 01777), 0);
+  assert_unusable(dir, "writable by everybody");
+  ck_assert_uint_eq(find_entries(dir, NULL, 0), 0);
+  ck_assert_int_eq(count_prefixed(dir, ".tmp-"), 0);
+  /* Group-writable is a deliberate shared cache: used. */
+  ck_assert_int_eq(chmod(dir, 0770), 0);
+  wg_context *ctx = context_on(dir, 0);
+  blob b = cubin_via(ctx, test_specs[0]);
+  wg_free(b.data);
+  ck_assert_str_eq(stats_of(ctx).last_error, "");
+  ck_assert_uint_eq(find_entries(dir, NULL, 0), 1);
+  wg_context_destroy(ctx);
+  remove_test_dir();
+}
+END_TEST
+
 /* A folder the process may not write: only meaningful for a non-root user. */
 START_TEST(test_folder_not_writable) {
   if (geteuid() == 0) return; /* root writes anyway; covered above */
@@ -1098,6 +1120,7 @@ static Suite *cache_suite(void) {
   tcase_add_test(tc, test_folder_is_a_file);
   tcase_add_test(tc, test_parent_cannot_be_created);
   tcase_add_test(tc, test_folder_not_writable);
+  tcase_add_test(tc, test_world_writable_folder_refused);
   tcase_add_test(tc, test_file_size_limit);
   suite_add_tcase(s, tc);
 
