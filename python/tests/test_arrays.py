@@ -1,0 +1,106 @@
+"""Arrays warpgen must refuse cleanly, and the layout rules, with stand-in
+objects: no GPU needed."""
+
+import pytest
+
+import warpgen
+from warpgen import arrays
+
+
+class FakeCudaArray:
+    """An object with a CUDA Array Interface and a pointer no kernel may
+    touch: every test here fails before a launch."""
+
+    def __init__(self, typestr="<f4", shape=(10,), strides=None):
+        self.__cuda_array_interface__ = {
+            "shape": shape, "typestr": typestr, "data": (0x7f0000000000, False),
+            "strides": strides, "version": 3, "stream": 1}
+
+
+def test_host_arrays_are_refused():
+    np = pytest.importorskip("numpy")
+    with pytest.raises(warpgen.ArrayError, match="host array"):
+        warpgen.reduce(np.ones(4, np.float32))
+    with pytest.raises(warpgen.ArrayError, match="host array"):
+        warpgen.warp_scan(np.ones(4, np.float32))
+
+
+def test_other_objects_are_refused():
+    with pytest.raises(warpgen.ArrayError, match="not a GPU array"):
+        warpgen.reduce([1.0, 2.0])
+    with pytest.raises(warpgen.ArrayError, match="not a GPU array"):
+        warpgen.reduce_rows(object())
+
+
+@pytest.mark.parametrize("typestr", ["|b1", "|i1", "|u1", "<i2", "<c8",
+                                     "<c16"])
+def test_unsupported_dtypes(typestr):
+    with pytest.raises(warpgen.DTypeError, match="no warpgen type"):
+        warpgen.reduce(FakeCudaArray(typestr))
+    with pytest.raises(TypeError):
+        warpgen.warp_reduce(FakeCudaArray(typestr))
+
+
+def test_unknown_operator():
+    with pytest.raises(warpgen.SpecError, match="unknown operator"):
+        warpgen.reduce(FakeCudaArray(), "mean")
+
+
+def test_layouts_the_kernels_cannot_read():
+    gappy = FakeCudaArray(shape=(4, 4), strides=(32, 4))  # a column slice
+    with pytest.raises(warpgen.ArrayError, match="gaps"):
+        warpgen.reduce(gappy)
+    transposed = FakeCudaArray(shape=(4, 8), strides=(4, 16))
+    with pytest.raises(warpgen.ArrayError, match="C-contiguous"):
+        warpgen.warp_scan(transposed)
+    with pytest.raises(warpgen.ArrayError, match="column"):
+        warpgen.reduce_rows(transposed)
+    with pytest.raises(warpgen.ArrayError, match="2-D"):
+        warpgen.reduce_rows(FakeCudaArray(shape=(2, 3, 4)))
+
+
+def test_warp_spec_must_match_the_array():
+    with pytest.raises(warpgen.DTypeError, match="f64"):
+        warpgen.warp(FakeCudaArray("<f4"), "scan f64 sum")
+    with pytest.raises(warpgen.SpecError, match="not a warp primitive"):
+        warpgen.warp(FakeCudaArray("<f4"), "reduce-array f32 sum")
+
+
+def test_a_valid_array_without_a_device(has_driver):
+    if has_driver:
+        pytest.skip("a device is present: the fake pointer must not launch")
+    with pytest.raises(warpgen.NoDeviceError):
+        warpgen.reduce(FakeCudaArray())
+    with pytest.raises(warpgen.NoDeviceError):
+        warpgen.warp_allreduce(FakeCudaArray("<u8"), "xor", width=8)
+    # The failure left nothing behind.
+    assert ".entry" in warpgen.ptx("reduce f32 sum arch=sm_90")
+
+
+def test_layout_rules():
+    assert arrays.is_c_contiguous((3, 4), None)
+    assert arrays.is_c_contiguous((3, 4), (4, 1))
+    assert arrays.is_c_contiguous((3, 1), (1, 99))
+    assert arrays.is_c_contiguous((0, 4), (1, 1))
+    assert not arrays.is_c_contiguous((3, 4), (1, 3))
+    assert arrays.is_dense((3, 4), (1, 3))  # transposed, no gaps
+    assert arrays.is_dense((2, 3, 4), (12, 1, 3))
+    assert not arrays.is_dense((3, 4), (8, 1))
+    assert not arrays.is_dense((3, 4), (0, 1))  # broadcast: repeats
+
+
+def test_dlpack_host_array_is_refused():
+    np = pytest.importorskip("numpy")
+    a = np.ones(5, np.float32)
+    if not hasattr(a, "__dlpack__"):
+        pytest.skip("numpy without DLPack")
+
+    class OnlyDLPack:
+        def __dlpack__(self, stream=None):
+            return a.__dlpack__()
+
+        def __dlpack_device__(self):
+            return a.__dlpack_device__()
+
+    with pytest.raises(warpgen.ArrayError, match="host array"):
+        warpgen.reduce(OnlyDLPack())

@@ -1,0 +1,212 @@
+"""The array operations: whole-array and row reductions, warp primitives.
+
+Each function reads its input with arrays.view, picks the context for the
+array's device, checks what the kernel cannot take (dtype, layout, out=),
+and makes one C call on the array's stream. Nothing is copied.
+"""
+
+import ctypes
+import struct
+
+from . import _lib
+from ._lib import lib
+from .arrays import (check_out, device_guard, empty_like_kind,
+                     is_c_contiguous, is_dense, view)
+from .context import default_context
+from .errors import ArrayError, DTypeError, SpecError
+
+_TYPE_INDEX = {name: i for i, name in enumerate(_lib.TYPES)}
+_OP_INDEX = {name: i for i, name in enumerate(_lib.OPERATORS)
+             if name != "none"}
+_PRIMITIVE_INDEX = {name: i for i, name in enumerate(_lib.PRIMITIVES)}
+_FIRST_NON_WARP = _PRIMITIVE_INDEX["reduce-array"]
+# Warp primitives whose outputs are not of the input's type.
+_OUTPUT_TYPES = {"ballot": "u32", "match": "u32", "any": "i32", "all": "i32"}
+_UNPACK = {"f16": "<e", "f32": "<f", "f64": "<d", "i32": "<i", "u32": "<I",
+           "i64": "<q", "u64": "<Q"}
+
+
+def _scalar(raw, type_):
+    """A Python float or int from the raw bytes of one element."""
+    if type_ == "bf16":  # the upper half of an f32
+        return struct.unpack("<f", b"\0\0" + raw)[0]
+    return struct.unpack(_UNPACK[type_], raw)[0]
+
+
+def _context_for(v, context):
+    ctx = default_context(v.device) if context is None else context
+    if ctx.device != v.device:
+        raise ArrayError(f"the array is on CUDA device {v.device}, the "
+                         f"context on {ctx.device}")
+    return ctx
+
+
+def _ready(ctx, v):
+    """Binds ctx to v's device before its first GPU call; checks come
+    first, so that a wrong argument is reported without touching CUDA."""
+    if not ctx._bound:
+        ctx.bind(device_guard(v))
+
+
+def _op_index(op):
+    index = _OP_INDEX.get(op)
+    if index is None:
+        raise SpecError(f"unknown operator {op!r}; one of: " +
+                        ", ".join(_OP_INDEX), _lib.WG_ESPEC)
+    return index
+
+
+def reduce(x, op="sum", *, out=None, context=None):
+    """Reduces every element of x with op ("sum", "prod", "min", "max",
+    "and", "or", "xor") and returns a Python scalar; an empty x gives the
+    identity. With out= (a one-element array of x's type on x's device) it
+    writes there without waiting and returns out."""
+    v = view(x)
+    op_index = _op_index(op)
+    ctx = _context_for(v, context)
+    if not is_dense(v.shape, v.strides):
+        raise ArrayError(f"reduce: an input with strides {v.strides} for "
+                         f"shape {v.shape} has gaps; pass a contiguous "
+                         "array (x.contiguous(), cupy.ascontiguousarray)")
+    n = v.size
+    type_index = _TYPE_INDEX[v.type]
+    _ready(ctx, v)
+    if out is None:
+        raw = ctx.reduce_to_host(type_index, op_index, v.ptr, n, v.stream,
+                                 _lib.TYPE_SIZES[v.type])
+        return _scalar(raw, v.type)
+    o = check_out(out, None, v.type, v.device, size=1)
+    # n == 0 reads nothing; the library still wants a valid pointer.
+    ctx.call(lib.wg_reduce, type_index, op_index, v.ptr or o.ptr, n, o.ptr,
+             v.stream)
+    return out
+
+
+def reduce_rows(x, op="sum", *, out=None, context=None):
+    """Reduces each row of the 2-D array x into out[r] (shape (rows,), x's
+    type). Rows may be padded (any row stride >= cols) but each row must be
+    contiguous. Returns out, allocated like x when not given."""
+    v = view(x)
+    op_index = _op_index(op)
+    ctx = _context_for(v, context)
+    if len(v.shape) != 2:
+        raise ArrayError(f"reduce_rows: a 2-D array is needed, not shape "
+                         f"{v.shape}")
+    rows, cols = v.shape
+    row_stride, col_stride = v.strides if v.strides is not None else (cols, 1)
+    if rows <= 1:
+        row_stride = cols
+    if cols > 1 and col_stride != 1:
+        raise ArrayError(f"reduce_rows: rows must be contiguous (column "
+                         f"stride 1), not {col_stride}; pass x.contiguous()")
+    if rows > 1 and row_stride < cols:
+        raise ArrayError(f"reduce_rows: the row stride {row_stride} is "
+                         f"less than the row length {cols}")
+    _ready(ctx, v)
+    if out is None:
+        out = empty_like_kind(v, (rows,), v.type, ctx)
+    o = check_out(out, (rows,), v.type, v.device)
+    if rows:
+        ctx.call(lib.wg_reduce_rows, _TYPE_INDEX[v.type], op_index,
+                 v.ptr or o.ptr, rows, cols, row_stride, o.ptr, v.stream)
+    return out
+
+
+def warp(x, spec, *, out=None, context=None):
+    """Applies a warp-primitive spec (a Spec or its text) to x, taken as a
+    flat C-contiguous sequence in groups of spec.width elements. The spec's
+    type must be x's. Returns out: x's shape for one output per element,
+    else (groups,); x's type, uint32 (ballot, match) or int32 (any, all)."""
+    return _warp(view(x), spec, out, context)
+
+
+def _warp(v, spec, out, context):
+    ctx = _context_for(v, context)
+    c = ctx.c_spec(spec)
+    if c.primitive >= _FIRST_NON_WARP:
+        raise SpecError(f"warp: {_lib.PRIMITIVES[c.primitive]} is not a warp "
+                        "primitive; use warpgen.reduce or reduce_rows",
+                        _lib.WG_ESPEC)
+    if c.type != _TYPE_INDEX[v.type]:
+        raise DTypeError(f"warp: the spec is for {_lib.TYPES[c.type]}, the "
+                         f"array holds {v.type}")
+    if not is_c_contiguous(v.shape, v.strides):
+        raise ArrayError(f"warp: groups are consecutive elements, so the "
+                         f"input must be C-contiguous (strides {v.strides}); "
+                         "pass x.contiguous()")
+    n = v.size
+    count, elem_size = ctypes.c_uint64(), ctypes.c_size_t()
+    status = lib.wg_output_shape(ctypes.byref(count), ctypes.byref(elem_size),
+                                 ctypes.byref(c), n)
+    if status != _lib.WG_OK:
+        raise SpecError(f"wg_output_shape: {_lib.strerror(status)}", status)
+    shape = v.shape if count.value == n else (count.value,)
+    out_type = _OUTPUT_TYPES.get(_lib.PRIMITIVES[c.primitive], v.type)
+    _ready(ctx, v)
+    if out is None:
+        out = empty_like_kind(v, shape, out_type, ctx)
+    o = check_out(out, shape, out_type, v.device)
+    if n:
+        ctx.call(lib.wg_warp, ctypes.byref(c), v.ptr, o.ptr, n, v.stream)
+    return out
+
+
+# --- one function per warp primitive -----------------------------------------
+
+def _primitive(x, name, op, width, variant, lane, out, context):
+    """warp() with the spec named by fields, for x's own type."""
+    v = view(x)
+    text = f"{name} {v.type}{' ' + op if op else ''} width={width} " \
+           f"variant={variant}{f' lane={lane}' if lane else ''}"
+    return _warp(v, text, out, context)
+
+
+def warp_reduce(x, op="sum", *, width=32, variant="auto", out=None,
+                context=None):
+    """One result per group of `width` elements (shape (ceil(n/width),))."""
+    return _primitive(x, "reduce", op, width, variant, 0, out, context)
+
+
+def warp_allreduce(x, op="sum", *, width=32, variant="auto", out=None,
+                   context=None):
+    """Every element gets its group's reduction (x's shape)."""
+    return _primitive(x, "allreduce", op, width, variant, 0, out, context)
+
+
+def warp_scan(x, op="sum", *, width=32, variant="auto", out=None,
+              context=None):
+    """Inclusive prefix within each group (x's shape)."""
+    return _primitive(x, "scan", op, width, variant, 0, out, context)
+
+
+def warp_exscan(x, op="sum", *, width=32, variant="auto", out=None,
+                context=None):
+    """Exclusive prefix within each group; lane 0 gets the identity."""
+    return _primitive(x, "exscan", op, width, variant, 0, out, context)
+
+
+def warp_broadcast(x, lane=0, *, width=32, variant="auto", out=None,
+                   context=None):
+    """Every element gets its group's element `lane` (zero past the end)."""
+    return _primitive(x, "broadcast", None, width, variant, lane, out,
+                      context)
+
+
+def ballot(x, *, width=32, out=None, context=None):
+    """One uint32 per group: bit j set when the group's element j != 0."""
+    return _primitive(x, "ballot", None, width, "auto", 0, out, context)
+
+
+def warp_any(x, *, width=32, out=None, context=None):
+    """One int32 per group: 1 when any of its elements is non-zero."""
+    return _primitive(x, "any", None, width, "auto", 0, out, context)
+
+
+def warp_all(x, *, width=32, out=None, context=None):
+    """One int32 per group: 1 when all of its elements are non-zero."""
+    return _primitive(x, "all", None, width, "auto", 0, out, context)
+
+
+def match(x, *, width=32, out=None, context=None):
+    """One uint32 per element: the group lanes holding the same bits."""
+    return _primitive(x, "match", None, width, "auto", 0, out, context)
