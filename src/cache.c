@@ -398,6 +398,7 @@ static bool folder_usable(wg_context *ctx, struct wg_disk_cache *c) {
     return true; /* missing or not a folder: lookups and stores say why */
   if (st.st_mode & S_IWOTH) {
     c->folder_refused = true;
+    ctx->stats.enabled = 0;
     cache_note(ctx, "cache folder %s: writable by everybody, so anybody "
                     "could plant kernels there; not used", dir);
     return false;
@@ -924,6 +925,7 @@ int wg_cache_stats_get(wg_context *ctx, wg_cache_stats *out) {
   if (!out) return wg_fail(ctx, WG_EINVAL, "wg_cache_stats_get: out is NULL");
   struct wg_disk_cache *c = ctx->cache;
   if (c) {
+    folder_usable(ctx, c); /* so that a refused folder says why */
     wg_cache_scan s;
     int topfd;
     int err = cache_scan(c, &s, false, false, &topfd);
@@ -942,7 +944,7 @@ int wg_cache_stats_get(wg_context *ctx, wg_cache_stats *out) {
         cache_note_folder(ctx, c, "cannot be read", err);
     }
   }
-  ctx->stats.enabled = c != NULL;
+  ctx->stats.enabled = c && !c->folder_refused;
   *out = ctx->stats;
   wg_errmsg_clear(ctx);
   return WG_OK;

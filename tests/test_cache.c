@@ -827,11 +827,14 @@ START_TEST(test_world_writable_folder_refused) {
   ck_assert_int_eq(mkdir(dir, 0700), 0);
   ck_assert_int_eq(chmod(dir, 01777), 0);
   assert_unusable(dir, "writable by everybody");
+  wg_context *ctx = context_on(dir, 0);
+  ck_assert_int_eq(stats_of(ctx).enabled, 0);
+  wg_context_destroy(ctx);
   ck_assert_uint_eq(find_entries(dir, NULL, 0), 0);
   ck_assert_int_eq(count_prefixed(dir, ".tmp-"), 0);
   /* Group-writable is a deliberate shared cache: used. */
   ck_assert_int_eq(chmod(dir, 0770), 0);
-  wg_context *ctx = context_on(dir, 0);
+  ctx = context_on(dir, 0);
   blob b = cubin_via(ctx, test_specs[0]);
   wg_free(b.data);
   ck_assert_str_eq(stats_of(ctx).last_error, "");
