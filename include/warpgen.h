@@ -323,6 +323,7 @@ typedef struct wg_cache_stats {
   uint64_t disk_errors; /* entries found bad, or folder problems */
   uint64_t entries;     /* entries on disk at the last scan */
   uint64_t bytes;       /* their total size at the last scan */
+  uint64_t max_bytes;   /* the size cap evictions keep the folder under */
   int enabled;          /* 1 when the disk cache is in use */
   char last_error[256]; /* why the disk cache last failed, or "" */
 } wg_cache_stats;

@@ -945,6 +945,7 @@ int wg_cache_stats_get(wg_context *ctx, wg_cache_stats *out) {
     }
   }
   ctx->stats.enabled = c && !c->folder_refused;
+  ctx->stats.max_bytes = c ? c->max_bytes : 0;
   *out = ctx->stats;
   wg_errmsg_clear(ctx);
   return WG_OK;

@@ -113,6 +113,8 @@ static int print_stats(wg_context *ctx) {
   printf("entries:     %" PRIu64 "\n", st.entries);
   printf("bytes:       %" PRIu64 " (%s)\n", st.bytes,
          human_bytes(h, sizeof h, st.bytes));
+  printf("cap:         %" PRIu64 " (%s)\n", st.max_bytes,
+         human_bytes(h, sizeof h, st.max_bytes));
   printf("last error:  %s\n", st.last_error[0] ? st.last_error : "none");
   return WG_EXIT_OK;
 }
