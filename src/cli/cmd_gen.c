@@ -149,8 +149,8 @@ int wg_cli_cubin(int argc, char **argv) {
 
 static bool executable_at(char *out, size_t size, const char *dir, const char *name) {
   if (!dir || !*dir) return false;
-  snprintf(out, size, "%s/%s", dir, name);
-  return access(out, X_OK) == 0;
+  int n = snprintf(out, size, "%s/%s", dir, name);
+  return n > 0 && (size_t)n < size && access(out, X_OK) == 0;
 }
 
 /* Finds nvdisasm (preferred: it prints SASS alone) or cuobjdump: first
