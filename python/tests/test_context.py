@@ -146,3 +146,17 @@ def test_device_functions_without_a_device(has_driver):
     assert "libcuda" in str(info.value) or "device" in str(info.value)
     # And the context is still good for compiling.
     assert ".entry" in warpgen.ptx(SPEC)
+
+
+def test_a_missing_library_says_where_it_looked():
+    import subprocess
+    import sys
+    package_parent = os.path.dirname(os.path.dirname(warpgen.__file__))
+    env = dict(os.environ, WARPGEN_LIBRARY="/nonexistent/libwarpgen.so",
+               PYTHONPATH=package_parent)
+    done = subprocess.run([sys.executable, "-c", "import warpgen"], env=env,
+                          capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "ImportError" in done.stderr
+    assert "/nonexistent/libwarpgen.so" in done.stderr
+    assert "WARPGEN_LIBRARY" in done.stderr

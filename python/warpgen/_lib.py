@@ -64,6 +64,7 @@ class wg_cache_stats(ctypes.Structure):
         ("disk_errors", ctypes.c_uint64),
         ("entries", ctypes.c_uint64),
         ("bytes", ctypes.c_uint64),
+        ("max_bytes", ctypes.c_uint64),
         ("enabled", ctypes.c_int),
         ("last_error", ctypes.c_char * 256),
     ]
@@ -78,6 +79,14 @@ class wg_device_info(ctypes.Structure):
         ("sm_count", ctypes.c_int),
         ("memory_bytes", ctypes.c_uint64),
         ("name", ctypes.c_char * 128),
+    ]
+
+
+class wg_launch_config(ctypes.Structure):
+    _fields_ = [
+        ("version", ctypes.c_int),
+        ("block_size", ctypes.c_uint),
+        ("grid_size", ctypes.c_uint),
     ]
 
 
@@ -160,6 +169,9 @@ _SIGNATURES = {
     "wg_memcpy_dtoh": (_int, [_ctx, _vp, _u64, _size, _vp]),
     "wg_memset_d8": (_int, [_ctx, _u64, ctypes.c_ubyte, _size, _vp]),
     "wg_stream_sync": (_int, [_ctx, _vp]),
+    "wg_kernel_get": (_int, [_ctx, _P(_vp), _P(wg_spec)]),
+    "wg_warp_launch": (_int, [_ctx, _vp, _u64, _u64, _u64, _vp,
+                              _P(wg_launch_config)]),
     "wg_warp": (_int, [_ctx, _P(wg_spec), _u64, _u64, _u64, _vp]),
     "wg_output_shape": (_int, [_P(_u64), _P(_size), _P(wg_spec), _u64]),
     "wg_reduce": (_int, [_ctx, _int, _int, _u64, _u64, _u64, _vp]),

@@ -21,7 +21,8 @@ class CacheStats:
     """The disk and memory cache counters of a context (wg_cache_stats)."""
 
     __slots__ = ("memory_hits", "disk_hits", "compiles", "evictions",
-                 "disk_errors", "entries", "bytes", "enabled", "last_error")
+                 "disk_errors", "entries", "bytes", "max_bytes", "enabled",
+                 "last_error")
 
     def __init__(self, c):
         for name in self.__slots__:
