@@ -1,9 +1,8 @@
-"""Helpers for the tests: CPU references in numpy (integer reductions with
-the library's wrap-around, the warp primitives group by group, identities
-and tolerances; floats in float64), and a way to run work in threads."""
+"""CPU references for the GPU tests, in numpy: integer reductions with the
+library's wrap-around, the warp primitives group by group, identities and
+tolerances. Floats are computed in float64."""
 
 import math
-import threading
 
 import numpy as np
 
@@ -143,21 +142,3 @@ def float_tolerance(type_, ref, absum, terms=1):
             4 * ACC_EPS[type_] * max(math.log2(max(terms, 2)), 1) * absum +
             1e-30)
 
-
-def in_threads(work, count):
-    """Runs work(i) for i < count, each in its own thread, and returns the
-    exceptions they raised (a thread's failure would otherwise be lost)."""
-    errors = []
-
-    def run(i):
-        try:
-            work(i)
-        except Exception as e:
-            errors.append(e)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return errors

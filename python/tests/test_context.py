@@ -7,7 +7,7 @@ import os
 import pytest
 
 import warpgen
-from refs import in_threads
+from concurrency import in_threads
 
 SPEC = "reduce f32 sum width=16 variant=xor arch=sm_90"
 

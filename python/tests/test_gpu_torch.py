@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 import warpgen
+from concurrency import in_threads
 from refs import (ACC_EPS, FLOAT_OPS, FLOATS, INT_OPS, INTS, NUMPY,
-                  STORE_RTOL, float_tolerance, identity, in_threads,
-                  int_reduce, random_data, warp_reference)
+                  STORE_RTOL, float_tolerance, identity, int_reduce,
+                  random_data, warp_reference)
 
 CASES = [(t, op) for t in FLOATS for op in FLOAT_OPS] + \
         [(t, op) for t in INTS for op in INT_OPS]
