@@ -1,0 +1,485 @@
+/*
+ * cmd_run.c - the subcommands that need a GPU: `warpgen run` (one launch
+ * checked against the CPU reference), `warpgen bench` (timing with CUDA
+ * events) and the device lines of `warpgen info`.
+ *
+ * They use the library's public calls for everything but CUDA events, which
+ * the public API does not offer; those come from the driver table
+ * (driver.h), which the tool can reach because it links the static library.
+ */
+#include "cli.h"
+#include "driver.h"
+#include "reference.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* --- arguments -------------------------------------------------------------- */
+
+typedef struct run_args {
+  char spec_text[1024]; /* the words of SPEC, joined by spaces */
+  const char *spec_file; /* --specs FILE: one spec a line ('-': stdin) */
+  uint64_t n;
+  uint64_t seed;
+  bool have_seed;
+  int reps;              /* bench: timed launches */
+  wg_launch_config config;
+} run_args;
+
+static bool parse_u64(const char *text, uint64_t *out) {
+  char *end = NULL;
+  if (!text || !*text || *text == '-')
+    return false;
+  unsigned long long v = strtoull(text, &end, 0);
+  /* 2^k written as "2^31" or with a "+c" is handy for boundary sizes. */
+  if (*end == '^') {
+    unsigned long long e = strtoull(end + 1, &end, 10);
+    if (v != 2 || e > 63)
+      return false;
+    v = 1ull << e;
+    if (*end == '+') {
+      unsigned long long add = strtoull(end + 1, &end, 0);
+      v += add;
+    }
+  }
+  if (*end)
+    return false;
+  *out = v;
+  return true;
+}
+
+/* Returns 0, or WG_EXIT_USAGE after printing why. */
+static int parse_args(run_args *a, int argc, char **argv, const char *usage,
+                      uint64_t default_n) {
+  memset(a, 0, sizeof *a);
+  a->n = default_n;
+  a->reps = 50;
+  a->config = (wg_launch_config)WG_LAUNCH_CONFIG_INIT;
+  size_t len = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+    uint64_t v = 0;
+    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+      fputs(usage, stdout);
+      return -1;
+    } else if (!strcmp(arg, "--n")) {
+      if (!parse_u64(value, &a->n))
+        goto bad_value;
+      i++;
+    } else if (!strcmp(arg, "--seed")) {
+      if (!parse_u64(value, &a->seed))
+        goto bad_value;
+      a->have_seed = true;
+      i++;
+    } else if (!strcmp(arg, "--reps")) {
+      if (!parse_u64(value, &v) || v < 1 || v > 100000)
+        goto bad_value;
+      a->reps = (int)v;
+      i++;
+    } else if (!strcmp(arg, "--block")) {
+      if (!parse_u64(value, &v) || v > 1024)
+        goto bad_value;
+      a->config.block_size = (unsigned)v;
+      i++;
+    } else if (!strcmp(arg, "--grid")) {
+      if (!parse_u64(value, &v) || v > 0x7fffffff)
+        goto bad_value;
+      a->config.grid_size = (unsigned)v;
+      i++;
+    } else if (!strcmp(arg, "--specs")) {
+      if (!value)
+        goto bad_value;
+      a->spec_file = value;
+      i++;
+    } else if (arg[0] == '-' && arg[1] == '-') {
+      fprintf(stderr, "warpgen: unknown option '%s'\n%s", arg, usage);
+      return WG_EXIT_USAGE;
+    } else {
+      /* A spec may come as one quoted argument or as several words. */
+      size_t add = strlen(arg);
+      if (len + add + 2 > sizeof a->spec_text) {
+        fprintf(stderr, "warpgen: the spec is too long\n");
+        return WG_EXIT_USAGE;
+      }
+      if (len)
+        a->spec_text[len++] = ' ';
+      memcpy(a->spec_text + len, arg, add + 1);
+      len += add;
+    }
+    continue;
+  bad_value:
+    fprintf(stderr, "warpgen: bad or missing value for %s: '%s'\n%s", arg,
+            value ? value : "", usage);
+    return WG_EXIT_USAGE;
+  }
+  if (!len && !a->spec_file) {
+    fprintf(stderr, "warpgen: no SPEC given\n%s", usage);
+    return WG_EXIT_USAGE;
+  }
+  if (len && a->spec_file) {
+    fprintf(stderr, "warpgen: give a SPEC or --specs, not both\n%s", usage);
+    return WG_EXIT_USAGE;
+  }
+  return 0;
+}
+
+/* --- device buffers and timing ------------------------------------------------ */
+
+/* The buffers of one spec's run, host and device. */
+typedef struct run_buffers {
+  void *host_in, *host_out;
+  uint64_t dev_in, dev_out;
+  size_t in_bytes, out_bytes;
+  uint64_t out_count;
+} run_buffers;
+
+static void buffers_free(wg_context *ctx, run_buffers *b) {
+  free(b->host_in);
+  free(b->host_out);
+  wg_mem_free(ctx, b->dev_in);
+  wg_mem_free(ctx, b->dev_out);
+  memset(b, 0, sizeof *b);
+}
+
+/* Allocates and fills the input (random, uploaded) and the output. */
+static int buffers_make(wg_context *ctx, run_buffers *b, const wg_spec *spec,
+                        uint64_t n, uint64_t seed) {
+  memset(b, 0, sizeof *b);
+  size_t out_size = 0;
+  int rc = wg_output_shape(&b->out_count, &out_size, spec, n);
+  if (rc)
+    return wg_fail(ctx, rc, "no output shape for this spec");
+  size_t in_size = wg_type_size(spec->type);
+  if (n > SIZE_MAX / in_size || b->out_count > SIZE_MAX / out_size)
+    return wg_fail(ctx, WG_ERANGE, "n = %" PRIu64 " is too large", n);
+  b->in_bytes = (size_t)n * in_size;
+  b->out_bytes = (size_t)b->out_count * out_size;
+  /* One extra byte keeps malloc(0) from returning NULL for n = 0. */
+  b->host_in = malloc(b->in_bytes + 1);
+  b->host_out = malloc(b->out_bytes + 1);
+  if (!b->host_in || !b->host_out)
+    return wg_fail(ctx, WG_ENOMEM, "out of host memory for %zu + %zu bytes",
+                   b->in_bytes, b->out_bytes);
+  wg_ref_fill(spec, b->host_in, 0, n, seed);
+  rc = wg_mem_alloc(ctx, &b->dev_in, b->in_bytes);
+  if (!rc)
+    rc = wg_mem_alloc(ctx, &b->dev_out, b->out_bytes);
+  if (!rc)
+    rc = wg_memcpy_htod(ctx, b->dev_in, b->host_in, b->in_bytes, NULL);
+  return rc;
+}
+
+/* A pair of CUDA events around some launches. */
+typedef struct timer {
+  CUevent start, stop;
+} timer;
+
+static int timer_make(wg_context *ctx, timer *t) {
+  wg_device_scope scope;
+  const wg_driver_api *api;
+  int rc = wg_device_enter(ctx, &scope, &api);
+  if (rc)
+    return rc;
+  rc = wg_cuda_status(ctx, api->EventCreate(&t->start, CU_EVENT_DEFAULT),
+                      "cuEventCreate");
+  if (!rc)
+    rc = wg_cuda_status(ctx, api->EventCreate(&t->stop, CU_EVENT_DEFAULT),
+                        "cuEventCreate");
+  wg_device_leave(ctx, &scope);
+  return rc;
+}
+
+static void timer_free(wg_context *ctx, timer *t) {
+  wg_device_scope scope;
+  const wg_driver_api *api;
+  if (wg_device_enter(ctx, &scope, &api) == WG_OK) {
+    if (t->start)
+      api->EventDestroy(t->start);
+    if (t->stop)
+      api->EventDestroy(t->stop);
+    wg_device_leave(ctx, &scope);
+  }
+}
+
+static int timer_mark(wg_context *ctx, CUevent event) {
+  wg_device_scope scope;
+  const wg_driver_api *api;
+  int rc = wg_device_enter(ctx, &scope, &api);
+  if (rc)
+    return rc;
+  rc = wg_cuda_status(ctx, api->EventRecord(event, NULL), "cuEventRecord");
+  wg_device_leave(ctx, &scope);
+  return rc;
+}
+
+/* Milliseconds between the two marks, once the second has happened. */
+static int timer_read(wg_context *ctx, timer *t, double *ms) {
+  wg_device_scope scope;
+  const wg_driver_api *api;
+  int rc = wg_device_enter(ctx, &scope, &api);
+  if (rc)
+    return rc;
+  float elapsed = 0;
+  rc = wg_cuda_status(ctx, api->EventSynchronize(t->stop),
+                      "cuEventSynchronize");
+  if (!rc)
+    rc = wg_cuda_status(ctx, api->EventElapsedTime(&elapsed, t->start, t->stop),
+                        "cuEventElapsedTime");
+  wg_device_leave(ctx, &scope);
+  *ms = elapsed;
+  return rc;
+}
+
+/* One launch between the timer's marks. */
+static int timed_launch(wg_context *ctx, timer *t, const wg_kernel *k,
+                        const run_buffers *b, uint64_t n,
+                        const wg_launch_config *config, double *ms) {
+  int rc = timer_mark(ctx, t->start);
+  if (!rc)
+    rc = wg_warp_launch(ctx, k, b->dev_in, b->dev_out, n, NULL, config);
+  if (!rc)
+    rc = timer_mark(ctx, t->stop);
+  if (!rc)
+    rc = timer_read(ctx, t, ms);
+  return rc;
+}
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* --- run -------------------------------------------------------------------- */
+
+static const char run_usage[] =
+    "usage: warpgen run SPEC [--n N] [--seed S] [--block B] [--grid G]\n"
+    "       warpgen run --specs FILE [--n N] [--seed S]\n"
+    "  Runs the kernel for SPEC on the GPU over N random elements (default\n"
+    "  1000000; '2^31+33' is accepted), checks every output against the CPU\n"
+    "  reference and prints the verdict and the kernel time. --specs runs\n"
+    "  each spec in FILE ('-': standard input), one per line. The seed is\n"
+    "  fresh each run unless given. Exit: 0 all match, 1 a mismatch or an\n"
+    "  error, 2 bad usage or spec, 4 no GPU.\n";
+
+/* Runs and checks one spec; returns an exit code. */
+static int run_one(wg_context *ctx, const wg_spec *spec, const run_args *a) {
+  char text[300];
+  int len = wg_spec_format(text, 256, spec);
+  /* Say what auto stood for, so a reader knows which kernel ran. */
+  if (spec->variant == WG_VARIANT_AUTO && len > 0 && len < 256)
+    snprintf(text + len, sizeof text - (size_t)len, " (auto: %s)",
+             wg_variant_name(wg_spec_resolve_variant(spec)));
+  uint64_t seed = a->have_seed ? a->seed : wg_ref_fresh_seed();
+  double t0 = now_seconds();
+  wg_kernel *kernel = NULL;
+  int rc = wg_kernel_get(ctx, &kernel, spec);
+  if (rc)
+    return wg_cli_fail(ctx, rc, text);
+  double load_ms = 1e3 * (now_seconds() - t0);
+  run_buffers b;
+  timer t = {0};
+  double ms = 0;
+  rc = buffers_make(ctx, &b, spec, a->n, seed);
+  if (!rc)
+    rc = timer_make(ctx, &t);
+  /* A first launch warms the kernel up; the checked one is timed. */
+  if (!rc)
+    rc = wg_warp_launch(ctx, kernel, b.dev_in, b.dev_out, a->n, NULL,
+                        &a->config);
+  if (!rc)
+    rc = wg_memset_d8(ctx, b.dev_out, wg_ref_poison_byte(spec), b.out_bytes,
+                      NULL);
+  if (!rc)
+    rc = timed_launch(ctx, &t, kernel, &b, a->n, &a->config, &ms);
+  if (!rc)
+    rc = wg_memcpy_dtoh(ctx, b.host_out, b.dev_out, b.out_bytes, NULL);
+  if (rc) {
+    int code = wg_cli_fail(ctx, rc, text);
+    timer_free(ctx, &t);
+    buffers_free(ctx, &b);
+    return code;
+  }
+  wg_ref_report report;
+  wg_ref_report_init(&report);
+  wg_ref_check(&report, spec, b.host_in, a->n, b.host_out, 0,
+               wg_ref_group_count(spec, a->n));
+  bool pass = report.mismatches == 0 && report.checked == b.out_count;
+  printf("%s: %s  n=%" PRIu64 " outputs=%" PRIu64 " seed=0x%016" PRIx64
+         "  kernel %.3f us  (load %.1f ms)",
+         pass ? "PASS" : "FAIL", text, a->n, report.checked, seed, ms * 1e3,
+         load_ms);
+  if (report.worst_ratio > 0)
+    printf("  worst error %.2f of bound", report.worst_ratio);
+  putchar('\n');
+  if (!pass) {
+    if (report.mismatches)
+      printf("  %" PRIu64 " of %" PRIu64 " outputs differ; first: %s\n",
+             report.mismatches, report.checked, report.first);
+    else
+      printf("  checked %" PRIu64 " outputs, expected %" PRIu64 "\n",
+             report.checked, b.out_count);
+  }
+  timer_free(ctx, &t);
+  buffers_free(ctx, &b);
+  return pass ? WG_EXIT_OK : WG_EXIT_FAIL;
+}
+
+/* Runs every spec of a file; the worst exit code wins. */
+static int run_file(wg_context *ctx, const run_args *a) {
+  FILE *f = strcmp(a->spec_file, "-") ? fopen(a->spec_file, "r") : stdin;
+  if (!f) {
+    fprintf(stderr, "warpgen: cannot read %s\n", a->spec_file);
+    return WG_EXIT_USAGE;
+  }
+  char line[1024];
+  int worst = WG_EXIT_OK, count = 0, failed = 0;
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\r\n")] = '\0';
+    if (!line[0] || line[0] == '#')
+      continue;
+    wg_spec spec;
+    int code = wg_cli_spec(ctx, &spec, line) ? WG_EXIT_USAGE
+                                             : run_one(ctx, &spec, a);
+    count++;
+    failed += code != WG_EXIT_OK;
+    if (code == WG_EXIT_NOGPU || (code > worst && worst != WG_EXIT_NOGPU))
+      worst = code;
+    if (code == WG_EXIT_NOGPU)
+      break;
+  }
+  if (f != stdin)
+    fclose(f);
+  printf("%d specs, %d passed, %d failed\n", count, count - failed, failed);
+  return worst;
+}
+
+int wg_cli_run(int argc, char **argv) {
+  run_args a;
+  int code = parse_args(&a, argc, argv, run_usage, 1000000);
+  if (code)
+    return code < 0 ? WG_EXIT_OK : code;
+  wg_context *ctx;
+  if (wg_cli_context(&ctx))
+    return WG_EXIT_FAIL;
+  if (a.spec_file) {
+    code = run_file(ctx, &a);
+  } else {
+    wg_spec spec;
+    code = wg_cli_spec(ctx, &spec, a.spec_text) ? WG_EXIT_USAGE
+                                                : run_one(ctx, &spec, &a);
+  }
+  wg_context_destroy(ctx);
+  return code;
+}
+
+/* --- bench ------------------------------------------------------------------ */
+
+static const char bench_usage[] =
+    "usage: warpgen bench SPEC [--n N] [--reps R] [--block B] [--grid G]\n"
+    "  Times the kernel for SPEC over N random elements (default 2^26) with\n"
+    "  CUDA events: three warm-up launches, then R timed ones (default 50);\n"
+    "  prints the median and fastest time, elements and groups per second\n"
+    "  and the bandwidth (bytes read + written).\n";
+
+static int compare_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int wg_cli_bench(int argc, char **argv) {
+  run_args a;
+  int code = parse_args(&a, argc, argv, bench_usage, UINT64_C(1) << 26);
+  if (code)
+    return code < 0 ? WG_EXIT_OK : code;
+  if (a.spec_file) {
+    fprintf(stderr, "warpgen bench: --specs is for run\n");
+    return WG_EXIT_USAGE;
+  }
+  wg_context *ctx;
+  if (wg_cli_context(&ctx))
+    return WG_EXIT_FAIL;
+  wg_spec spec;
+  if (wg_cli_spec(ctx, &spec, a.spec_text)) {
+    wg_context_destroy(ctx);
+    return WG_EXIT_USAGE;
+  }
+  char text[256];
+  wg_spec_format(text, sizeof text, &spec);
+  wg_kernel *kernel = NULL;
+  run_buffers b = {0};
+  timer t = {0};
+  double *times = calloc((size_t)a.reps, sizeof *times);
+  int rc = times ? WG_OK : wg_fail(ctx, WG_ENOMEM, "out of memory");
+  if (!rc)
+    rc = wg_kernel_get(ctx, &kernel, &spec);
+  if (!rc)
+    rc = buffers_make(ctx, &b, &spec, a.n, wg_ref_fresh_seed());
+  if (!rc)
+    rc = timer_make(ctx, &t);
+  for (int i = 0; !rc && i < 3; i++)
+    rc = wg_warp_launch(ctx, kernel, b.dev_in, b.dev_out, a.n, NULL,
+                        &a.config);
+  for (int i = 0; !rc && i < a.reps; i++)
+    rc = timed_launch(ctx, &t, kernel, &b, a.n, &a.config, &times[i]);
+  if (rc) {
+    code = wg_cli_fail(ctx, rc, text);
+  } else {
+    qsort(times, (size_t)a.reps, sizeof *times, compare_double);
+    double median = times[a.reps / 2] * 1e-3, best = times[0] * 1e-3;
+    double groups = (double)wg_ref_group_count(&spec, a.n);
+    wg_device_info info;
+    wg_device_get_info(ctx, &info);
+    printf("%s on %s (sm_%d), n=%" PRIu64 ", %d reps\n", text, info.name,
+           info.arch, a.n, a.reps);
+    printf("  median %.3f us  fastest %.3f us\n", median * 1e6, best * 1e6);
+    if (median > 0)
+      printf("  %.3f G elements/s  %.3f G groups/s  %.1f GB/s\n",
+             (double)a.n / median * 1e-9, groups / median * 1e-9,
+             (double)(b.in_bytes + b.out_bytes) / median * 1e-9);
+    code = WG_EXIT_OK;
+  }
+  free(times);
+  timer_free(ctx, &t);
+  buffers_free(ctx, &b);
+  wg_context_destroy(ctx);
+  return code;
+}
+
+/* --- info ------------------------------------------------------------------- */
+
+/* Prints the driver and each device. No driver or no device is reported as
+ * a fact, not a failure: the return value is 0 either way. */
+int wg_cli_info_devices(void) {
+  wg_context *ctx;
+  if (wg_context_create(&ctx, NULL) != WG_OK)
+    return WG_EXIT_FAIL;
+  wg_device_info info;
+  int rc = wg_device_info_at(ctx, &info, 0);
+  if (rc == WG_ENODRIVER || rc == WG_ENODEVICE) {
+    printf("driver    none: %s\n", wg_errmsg(ctx));
+    wg_context_destroy(ctx);
+    return WG_EXIT_OK;
+  }
+  if (rc) {
+    printf("driver    error: %s\n", wg_errmsg(ctx));
+    wg_context_destroy(ctx);
+    return WG_EXIT_FAIL;
+  }
+  printf("driver    CUDA %d.%d\ndevices   %d\n", info.driver_version / 1000,
+         info.driver_version % 1000 / 10, info.device_count);
+  for (int i = 0; i < info.device_count; i++) {
+    if (i > 0 && wg_device_info_at(ctx, &info, i) != WG_OK) {
+      printf("  %d: %s\n", i, wg_errmsg(ctx));
+      continue;
+    }
+    printf("  %d: %s, sm_%d, %d SMs, %.1f GiB\n", i, info.name, info.arch,
+           info.sm_count, (double)info.memory_bytes / (1024.0 * 1024 * 1024));
+  }
+  wg_context_destroy(ctx);
+  return WG_EXIT_OK;
+}

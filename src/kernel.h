@@ -1,0 +1,37 @@
+/*
+ * kernel.h - loaded kernels (kernel.c): a cubin made into a CUDA module and
+ * function, kept per context in a table keyed by the spec, and what
+ * launch.c needs to know about each.
+ */
+#ifndef WG_KERNEL_H
+#define WG_KERNEL_H
+
+#include "internal.h"
+
+#include <cuda.h>
+
+struct wg_kernel {
+  wg_spec requested;      /* the spec as asked for (the table's key) */
+  wg_spec spec;           /* concrete: auto resolved, arch explicit */
+  uint64_t hash;          /* of `requested` */
+  CUmodule module;
+  CUfunction function;
+  char name[128];         /* the entry point */
+  int max_block_size;     /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */
+  int shared_optin_bytes; /* dynamic shared memory opted in to so far */
+  unsigned default_block; /* the block size launch.c picks */
+  unsigned default_grid;  /* resident blocks at that size, whole device */
+};
+
+/* Unloads every module of ctx and frees its table; ctx->kernels is NULL
+ * afterwards. Safe to call more than once. */
+void wg_kernel_table_free(wg_context *ctx);
+
+/* Checks, before a launch, that `count` elements of `size` bytes from
+ * device address `ptr` can be addressed: not NULL, aligned to `size`, not
+ * wrapping around (WG_EINVAL, WG_EALIGN, WG_ERANGE with a message naming
+ * `what`). count == 0 is always fine. For launch.c and reduce.c. */
+int wg_check_device_buffer(wg_context *ctx, const char *what, uint64_t ptr,
+                           uint64_t count, size_t size);
+
+#endif /* WG_KERNEL_H */

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# gpu_all.sh - everything that needs the GPU, in one go, for a lent machine
+# where every minute counts: device facts, `warpgen run` as a new user would
+# try it, the latency/throughput table, the `gpu` Check suite (which
+# compiles its specs on every core itself) and the compute-sanitizer pass.
+# Each step has a time limit; about 4 minutes in all on an H200. Logs go to
+# $OUT (else ./gpu-logs); the last lines printed are the summaries.
+#
+# Not here: warming the cache with one `warpgen cubin` process a spec. Each
+# such process starts CUDA on a GPU machine (about 2 s on the H200), so
+# 3440 of them took longer than the whole run should.
+#
+# usage: tests/gpu_all.sh BINDIR
+#   BINDIR holds warpgen, test_gpu and warp_latency (built elsewhere and
+#   carried); an optional BINDIR/cache.tgz pre-fills the disk cache.
+set -u
+bin=${1:?usage: tests/gpu_all.sh BINDIR}
+out=${OUT:-gpu-logs}
+mkdir -p "$out"
+export WARPGEN_CACHE_DIR=${WARPGEN_CACHE_DIR:-/tmp/warpgen-cache}
+mkdir -p "$WARPGEN_CACHE_DIR"
+[ -f "$bin/cache.tgz" ] && tar xzf "$bin/cache.tgz" -C "$WARPGEN_CACHE_DIR"
+# The toolkit's NVRTC, wherever this machine keeps it.
+if ! ldd "$bin/warpgen" | grep -q 'libnvrtc.*=> /'; then
+  nvrtc=$(find / -name 'libnvrtc.so.13*' -not -path '/proc/*' 2>/dev/null | head -1)
+  export LD_LIBRARY_PATH=$(dirname "$nvrtc")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+step() { echo; echo "=== $* ($(date +%T))"; }
+
+step device
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
+"$bin/warpgen" info | tail -4
+arch=$("$bin/warpgen" info | sed -n 's/^  0: .*, \(sm_[0-9]*\),.*/\1/p')
+
+step "warpgen run, as a user would"
+"$bin/warpgen" run "reduce f32 sum"
+"$bin/warpgen" run "scan i64 max width=16" --n 1000
+"$bin/warpgen" run "reduce i32 sum width=32 variant=redux" --n '2^24+3'
+"$bin/warpgen" bench "reduce f32 sum"
+"$bin/warpgen" bench "reduce i32 sum variant=redux"
+
+step latency and throughput
+timeout 90 "$bin/warp_latency" >"$out/latency.md" 2>"$out/latency.err"
+echo "warp_latency exit $?"; tail -3 "$out/latency.err"
+
+step "gpu suite"
+CK_DEFAULT_TIMEOUT=1200 timeout 240 "$bin/test_gpu" >"$out/test_gpu.log" 2>&1
+echo "test_gpu exit $?"
+grep -E '^gpu|FAIL|Checks|error' "$out/test_gpu.log" | head -60
+
+step compute-sanitizer
+PATH=$PATH:/usr/local/cuda/bin timeout 150 bash tests/sanitize.sh "$bin/warpgen" "$arch" \
+  >"$out/sanitize.log" 2>&1
+echo "sanitize exit $?"
+tail -12 "$out/sanitize.log"
+
+step tables
+cat "$out/latency.md"

@@ -1,0 +1,245 @@
+/*
+ * support.c - shared helpers of the Check suites (see support.h).
+ */
+#include "support.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+wg_context *wg_test_context(void) {
+  wg_context *ctx = NULL;
+  int rc = wg_context_create(&ctx, NULL);
+  ck_assert_msg(rc == WG_OK, "wg_context_create: %s", wg_strerror(rc));
+  return ctx;
+}
+
+uint64_t wg_test_seed(void) {
+  static uint64_t seed;
+  static bool chosen;
+  if (!chosen) {
+    const char *env = getenv("WARPGEN_TEST_SEED");
+    seed = env && *env ? strtoull(env, NULL, 0) : wg_ref_fresh_seed();
+    chosen = true;
+  }
+  return seed;
+}
+
+/* What the probe child reports through its pipe. */
+typedef struct probe_result {
+  int status;
+  int arch;
+  char why[256];
+} probe_result;
+
+bool wg_test_has_gpu(char *why, size_t why_size, int *arch) {
+  int fds[2];
+  if (pipe(fds) != 0) {
+    snprintf(why, why_size, "pipe: %s", strerror(errno));
+    return false;
+  }
+  fflush(NULL); /* the child must not repeat buffered output */
+  pid_t pid = fork();
+  if (pid < 0) {
+    snprintf(why, why_size, "fork: %s", strerror(errno));
+    close(fds[0]);
+    close(fds[1]);
+    return false;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    probe_result r = {0};
+    wg_context *ctx = NULL;
+    r.status = wg_context_create(&ctx, NULL);
+    wg_device_info info;
+    if (r.status == WG_OK)
+      r.status = wg_device_get_info(ctx, &info);
+    if (r.status == WG_OK)
+      r.arch = info.arch;
+    else
+      snprintf(r.why, sizeof r.why, "%s", ctx ? wg_errmsg(ctx) : "no context");
+    wg_context_destroy(ctx);
+    ssize_t unused = write(fds[1], &r, sizeof r);
+    (void)unused;
+    _exit(0);
+  }
+  close(fds[1]);
+  probe_result r = {.status = WG_EINVAL};
+  ssize_t got = read(fds[0], &r, sizeof r);
+  close(fds[0]);
+  int wstatus = 0;
+  waitpid(pid, &wstatus, 0);
+  if (got != (ssize_t)sizeof r) {
+    snprintf(why, why_size, "the GPU probe process died (status %d)", wstatus);
+    return false;
+  }
+  if (r.status != WG_OK) {
+    snprintf(why, why_size, "%s: %s", wg_strerror(r.status), r.why);
+    return false;
+  }
+  if (arch)
+    *arch = r.arch;
+  return true;
+}
+
+char *wg_test_tmpdir(void) {
+  const char *base = getenv("TMPDIR");
+  if (!base || !*base)
+    base = "/tmp";
+  size_t len = strlen(base) + 32;
+  char *path = malloc(len);
+  if (!path)
+    return NULL;
+  snprintf(path, len, "%s/warpgen-test-XXXXXX", base);
+  if (!mkdtemp(path)) {
+    free(path);
+    return NULL;
+  }
+  return path;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag,
+                        struct FTW *ftw) {
+  (void)st;
+  (void)flag;
+  (void)ftw;
+  remove(path);
+  return 0;
+}
+
+void wg_test_rmtree(const char *path) {
+  if (path)
+    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+double wg_test_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* --- work split over threads ---------------------------------------------- */
+
+#define MAX_THREADS 32
+/* Below this many elements one thread is quicker than starting more. */
+#define PARALLEL_MIN (UINT64_C(1) << 16)
+
+typedef struct slice {
+  const wg_spec *spec;
+  void *in;
+  const void *out;
+  uint64_t n, seed, begin, end; /* elements for fill, groups for check */
+  wg_ref_report report;
+} slice;
+
+static void *fill_slice(void *arg) {
+  slice *s = arg;
+  wg_ref_fill(s->spec, s->in, s->begin, s->end, s->seed);
+  return NULL;
+}
+
+static void *check_slice(void *arg) {
+  slice *s = arg;
+  wg_ref_check(&s->report, s->spec, s->in, s->n, s->out, s->begin, s->end);
+  return NULL;
+}
+
+/* Runs fn over [0, total) cut into one slice a thread; slices[0] runs on the
+ * calling thread, and where a thread cannot start its slice runs there
+ * too. `unit` keeps cuts on multiples of it. */
+static void split(slice *slices, int *count, uint64_t total, uint64_t unit,
+                  void *(*fn)(void *)) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int threads = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;
+  if (total * unit < PARALLEL_MIN)
+    threads = 1;
+  uint64_t per = (total + (uint64_t)threads - 1) / (uint64_t)threads;
+  pthread_t ids[MAX_THREADS];
+  bool started[MAX_THREADS] = {false};
+  for (int t = 0; t < threads; t++) {
+    slices[t] = slices[0];
+    wg_ref_report_init(&slices[t].report);
+    slices[t].begin = per * (uint64_t)t < total ? per * (uint64_t)t : total;
+    slices[t].end = per * (uint64_t)(t + 1) < total ? per * (uint64_t)(t + 1)
+                                                    : total;
+    if (t > 0)
+      started[t] = pthread_create(&ids[t], NULL, fn, &slices[t]) == 0;
+  }
+  fn(&slices[0]);
+  for (int t = 1; t < threads; t++) {
+    if (started[t])
+      pthread_join(ids[t], NULL);
+    else
+      fn(&slices[t]);
+  }
+  *count = threads;
+}
+
+void wg_test_fill(const wg_spec *spec, void *in, uint64_t n, uint64_t seed) {
+  slice slices[MAX_THREADS] = {{spec, in, NULL, n, seed, 0, 0, {0}}};
+  int count = 0;
+  split(slices, &count, n, 1, fill_slice);
+}
+
+void wg_test_check(wg_ref_report *report, const wg_spec *spec, const void *in,
+                   uint64_t n, const void *out) {
+  slice slices[MAX_THREADS] = {{spec, (void *)(uintptr_t)in, out, n, 0, 0, 0,
+                                {0}}};
+  int count = 0;
+  split(slices, &count, wg_ref_group_count(spec, n), (uint64_t)spec->width,
+        check_slice);
+  for (int t = 0; t < count; t++)
+    wg_ref_report_merge(report, &slices[t].report);
+}
+
+/* --- compiling ahead, in parallel -------------------------------------------- */
+
+typedef struct compile_share {
+  const wg_spec *specs;
+  size_t count, first, step;
+} compile_share;
+
+static void *compile_some(void *arg) {
+  const compile_share *share = arg;
+  wg_context *ctx = NULL;
+  if (wg_context_create(&ctx, NULL) != WG_OK)
+    return NULL;
+  /* Failures are left for the caller's own wg_kernel_get to report. */
+  for (size_t i = share->first; i < share->count; i += share->step) {
+    void *cubin = NULL;
+    size_t len = 0;
+    if (wg_cubin(ctx, &cubin, &len, &share->specs[i]) == WG_OK)
+      wg_free(cubin);
+  }
+  wg_context_destroy(ctx);
+  return NULL;
+}
+
+void wg_test_precompile(const wg_spec *specs, size_t count) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t threads = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS
+                                                       : (size_t)cores;
+  if (threads > count)
+    threads = count ? count : 1;
+  compile_share shares[MAX_THREADS];
+  pthread_t ids[MAX_THREADS];
+  bool started[MAX_THREADS] = {false};
+  for (size_t t = 0; t < threads; t++) {
+    shares[t] = (compile_share){specs, count, t, threads};
+    if (t > 0)
+      started[t] = pthread_create(&ids[t], NULL, compile_some, &shares[t]) == 0;
+  }
+  compile_some(&shares[0]);
+  for (size_t t = 1; t < threads; t++) {
+    if (started[t])
+      pthread_join(ids[t], NULL);
+    else
+      compile_some(&shares[t]);
+  }
+}

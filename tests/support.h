@@ -1,0 +1,60 @@
+/*
+ * support.h - helpers the Check suites share (support.c): fresh random
+ * seeds that failures print, temporary folders, a GPU probe that keeps CUDA
+ * out of the process Check forks from, and multi-threaded filling and
+ * checking for inputs of billions of elements.
+ */
+#ifndef WG_TEST_SUPPORT_H
+#define WG_TEST_SUPPORT_H
+
+#include "cli/reference.h"
+#include "warpgen.h"
+
+#include <check.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A context with default options; fails the test if none can be made. */
+wg_context *wg_test_context(void);
+
+/* Fails the test unless `call` returns WG_OK, quoting the call, the status
+ * and the context's message. */
+#define WG_TEST_OK(ctx, call)                                               \
+  do {                                                                      \
+    int wg_test_rc_ = (call);                                               \
+    ck_assert_msg(wg_test_rc_ == WG_OK, "%s: %s: %s", #call,                \
+                  wg_strerror(wg_test_rc_), wg_errmsg(ctx));                \
+  } while (0)
+
+/* This process's base seed: WARPGEN_TEST_SEED when set (to replay a
+ * failure), else fresh. The same value on every call. */
+uint64_t wg_test_seed(void);
+
+/* Whether a CUDA driver and a device are present. The probe runs in a child
+ * process, so the caller never initialises CUDA (Check forks after this,
+ * and a forked child cannot use a parent's CUDA state). On false, why holds
+ * the reason. *arch (may be NULL) gets the device's architecture. */
+bool wg_test_has_gpu(char *why, size_t why_size, int *arch);
+
+/* A new empty folder under $TMPDIR (else /tmp), malloc'd path; removes it
+ * and everything in it. */
+char *wg_test_tmpdir(void);
+void wg_test_rmtree(const char *path);
+
+/* Seconds on a monotonic clock. */
+double wg_test_now(void);
+
+/* wg_ref_fill and wg_ref_check over the whole array, on every core when the
+ * array is large. */
+void wg_test_fill(const wg_spec *spec, void *in, uint64_t n, uint64_t seed);
+void wg_test_check(wg_ref_report *report, const wg_spec *spec, const void *in,
+                   uint64_t n, const void *out);
+
+/* Compiles every spec (or finds it in the disk cache) on every core, one
+ * context a thread, so that a later wg_kernel_get of each only loads it.
+ * Asking for the device's arch starts CUDA: call it inside a forked test,
+ * never before Check forks. */
+void wg_test_precompile(const wg_spec *specs, size_t count);
+
+#endif /* WG_TEST_SUPPORT_H */
