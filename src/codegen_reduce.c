@@ -1,0 +1,139 @@
+/*
+ * codegen_reduce.c - the source of the whole-array (reduce-array) and row
+ * (reduce-rows) reductions: templates/array_reduce.cu and
+ * templates/rows_reduce.cu around the prelude of the type and operator and
+ * the helpers both share (templates/reduce_helpers.cuh).
+ *
+ * The row shape comes from the spec's cols (the row length it is made for);
+ * the kernels are correct for any row length, the shape only decides how
+ * fast. The shapes were measured on an H200 (docs/reduce-design.md).
+ */
+#include "reduce.h"
+
+#include <stdio.h>
+
+/* Smallest power of two >= x, for x <= 2^30. */
+static uint64_t pow2_at_least(uint64_t x) {
+  uint64_t p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+
+/* Rows of up to 2 vectors: one lane a row (more rows a thread cost
+ * registers and lost). Up to 32: half as many lanes as vectors, 2 vectors a
+ * lane, 2 rows in flight. Up to 256: a full warp, up to 8 vectors a lane.
+ * Longer: a warp or blocks per row. */
+#define WG_SHORT_ROW_VECTORS 256u
+
+wg_rows_shape wg_rows_shape_for(wg_type type, int64_t cols) {
+  wg_rows_shape shape = {true, 32, 1, 1};
+  const uint64_t vec = 16u / wg_types[type].size;
+  if (cols <= 0) return shape;
+  const uint64_t vectors = ((uint64_t)cols + vec - 1) / vec;
+  if (vectors > WG_SHORT_ROW_VECTORS) return shape;
+  shape.long_rows = false;
+  if (vectors <= 2) {
+    shape.group = 1;
+    shape.vectors_per_lane = (int)(vectors < 1 ? 1 : vectors);
+    shape.rows_per_round = 1;
+  } else if (vectors <= 32) {
+    shape.group = (int)pow2_at_least(vectors) / 2;
+    shape.vectors_per_lane = 2;
+    shape.rows_per_round = 2;
+  } else {
+    shape.group = 32;
+    shape.vectors_per_lane = (int)pow2_at_least((vectors + 31) / 32);
+    shape.rows_per_round = 1;
+  }
+  return shape;
+}
+
+int64_t wg_rows_spec_cols(wg_type type, uint64_t cols) {
+  const uint64_t vec = 16u / wg_types[type].size;
+  const uint64_t vectors = cols / vec + (cols % vec != 0);
+  if (vectors > WG_SHORT_ROW_VECTORS) return 0;
+  return (int64_t)(pow2_at_least(vectors ? vectors : 1) * vec);
+}
+
+static int codegen_array(wg_context *ctx, wg_buf *out, const wg_spec *s,
+                         const char *spec_text, const char *kernel,
+                         const char *prelude, const char *helpers) {
+  char block[16], unroll[16], max_blocks[16];
+  snprintf(block, sizeof block, "%u", WG_REDUCE_BLOCK);
+  snprintf(unroll, sizeof unroll, "%d", WG_REDUCE_UNROLL);
+  snprintf(max_blocks, sizeof max_blocks, "%u", WG_REDUCE_MAX_BLOCKS);
+  (void)s;
+  const wg_template_var vars[] = {
+    {"spec", spec_text}, {"version", WG_VERSION_STRING},
+    {"prelude", prelude}, {"helpers", helpers},
+    {"kernel", kernel},   {"block", block},
+    {"unroll", unroll},   {"max_blocks", max_blocks},
+  };
+  return wg_template_render(ctx, out, "array_reduce.cu", vars, WG_COUNT_OF(vars));
+}
+
+static int codegen_rows(wg_context *ctx, wg_buf *out, const wg_spec *s,
+                        const char *spec_text, const char *kernel,
+                        const char *prelude, const char *helpers) {
+  const wg_rows_shape shape = wg_rows_shape_for(s->type, s->cols);
+  char block[16], long_rows[4], group[16], vpl[16], rpr[16], split_rows[16],
+      partials[16], summary[256];
+  snprintf(block, sizeof block, "%u", WG_REDUCE_BLOCK);
+  snprintf(long_rows, sizeof long_rows, "%d", shape.long_rows ? 1 : 0);
+  snprintf(group, sizeof group, "%d", shape.group);
+  snprintf(vpl, sizeof vpl, "%d", shape.vectors_per_lane);
+  snprintf(rpr, sizeof rpr, "%d", shape.rows_per_round);
+  snprintf(split_rows, sizeof split_rows, "%u", WG_ROWS_MAX_SPLIT_ROWS);
+  snprintf(partials, sizeof partials, "%u", WG_ROWS_MAX_PARTIALS);
+  if (shape.long_rows)
+    snprintf(summary, sizeof summary,
+             "The shape for long rows (cols=%lld): a warp per row when there "
+             "are\n * enough rows to fill the GPU, else one or more blocks "
+             "per row.", (long long)s->cols);
+  else
+    snprintf(summary, sizeof summary,
+             "The shape for rows of up to %lld elements: %d lane%s per row,\n"
+             " * %d 16-byte vector%s a lane, %d row%s in flight a group.",
+             (long long)s->cols, shape.group, shape.group == 1 ? "" : "s",
+             shape.vectors_per_lane, shape.vectors_per_lane == 1 ? "" : "s",
+             shape.rows_per_round, shape.rows_per_round == 1 ? "" : "s");
+  const wg_template_var vars[] = {
+    {"spec", spec_text},
+    {"version", WG_VERSION_STRING},
+    {"shape_summary", summary},
+    {"prelude", prelude},
+    {"helpers", helpers},
+    {"kernel", kernel},
+    {"block", block},
+    {"long_rows", long_rows},
+    {"group", group},
+    {"vectors_per_lane", vpl},
+    {"rows_per_round", rpr},
+    {"max_split_rows", split_rows},
+    {"max_row_partials", partials},
+  };
+  return wg_template_render(ctx, out, "rows_reduce.cu", vars, WG_COUNT_OF(vars));
+}
+
+int wg_codegen_reduce(wg_context *ctx, wg_buf *out, const wg_spec *concrete) {
+  if (concrete->primitive != WG_REDUCE_ARRAY && concrete->primitive != WG_REDUCE_ROWS)
+    return wg_fail(ctx, WG_ESPEC, "'%s' is not a whole-array or row reduction",
+                   wg_primitives[concrete->primitive].name);
+  char spec_text[256], kernel[128];
+  wg_spec_format(spec_text, sizeof spec_text, concrete);
+  wg_kernel_name(kernel, sizeof kernel, concrete);
+  wg_buf prelude = {0}, helpers = {0};
+  int rc = wg_codegen_prelude(ctx, &prelude, concrete);
+  if (!rc) rc = wg_template_render(ctx, &helpers, "reduce_helpers.cuh", NULL, 0);
+  if (!rc && (prelude.failed || helpers.failed))
+    rc = wg_fail(ctx, WG_ENOMEM, "out of memory");
+  if (!rc)
+    rc = concrete->primitive == WG_REDUCE_ARRAY
+             ? codegen_array(ctx, out, concrete, spec_text, kernel, prelude.data,
+                             helpers.data)
+             : codegen_rows(ctx, out, concrete, spec_text, kernel, prelude.data,
+                            helpers.data);
+  wg_buf_free(&prelude);
+  wg_buf_free(&helpers);
+  return rc;
+}

@@ -1,0 +1,172 @@
+/*
+ * reduce.c - the whole-array and row reductions users call (wg_reduce,
+ * wg_reduce_rows): argument checks, the spec, the launch shape, the launch.
+ *
+ * Both kernels keep their workspace (partials and "last block" tickets) in
+ * their own module's global memory, so a call allocates nothing and needs
+ * no memset: the last block resets what it used. One consequence: launches
+ * of the same kernel (same type, operator and row shape) of one context
+ * must not run at the same time on different streams; launches on one
+ * stream are always in order.
+ *
+ * Every launch is asynchronous on the caller's stream; arguments are
+ * checked before the GPU is touched.
+ */
+#include "driver.h"
+#include "kernel.h"
+#include "reduce.h"
+
+/* gridDim.x may not exceed this. */
+#define WG_MAX_GRID 0x7fffffffull
+
+/* Checks `count` elements of `size` bytes from device address `ptr`. */
+static int check_span(wg_context *ctx, const char *what, uint64_t ptr,
+                      uint64_t count, size_t size) {
+  if (count == 0) return WG_OK;
+  if (ptr == 0) return wg_fail(ctx, WG_EINVAL, "the %s pointer is NULL", what);
+  if (ptr % size != 0)
+    return wg_fail(ctx, WG_EALIGN,
+                   "the %s pointer 0x%llx is not aligned to its %zu-byte elements",
+                   what, (unsigned long long)ptr, size);
+  if (count > UINT64_MAX / size || ptr > UINT64_MAX - count * size)
+    return wg_fail(ctx, WG_ERANGE,
+                   "%llu %s elements of %zu bytes from 0x%llx overflow the "
+                   "address space",
+                   (unsigned long long)count, what, size, (unsigned long long)ptr);
+  return WG_OK;
+}
+
+/* The spec of a reduction of `type` with `op`, validated. */
+static int reduce_spec(wg_context *ctx, wg_spec *spec, wg_primitive primitive,
+                       wg_type type, wg_operator op) {
+  wg_spec_init(spec);
+  if ((unsigned)type >= WG_TYPE_COUNT)
+    return wg_fail(ctx, WG_EINVAL, "type %d is not a warpgen type", (int)type);
+  if ((unsigned)op >= WG_OPERATOR_COUNT)
+    return wg_fail(ctx, WG_EINVAL, "operator %d is not a warpgen operator", (int)op);
+  spec->primitive = primitive;
+  spec->type = type;
+  spec->op = op;
+  return wg_spec_validate(ctx, spec);
+}
+
+/* Launches kernel k with `grid` blocks of WG_REDUCE_BLOCK threads. */
+static int launch(wg_context *ctx, const wg_kernel *k, uint64_t grid,
+                  void **params, void *stream) {
+  if ((unsigned)k->max_block_size < WG_REDUCE_BLOCK)
+    return wg_fail(ctx, WG_ECUDA, "%s allows %d threads a block; it needs %u",
+                   k->name, k->max_block_size, WG_REDUCE_BLOCK);
+  if (grid < 1) grid = 1;
+  if (grid > WG_MAX_GRID) grid = WG_MAX_GRID;
+  wg_device_scope scope;
+  const wg_driver_api *api = NULL;
+  int status = wg_device_enter(ctx, &scope, &api);
+  if (status != WG_OK) return status;
+  status = wg_cuda_status(ctx,
+                          api->LaunchKernel(k->function, (unsigned)grid, 1, 1,
+                                            WG_REDUCE_BLOCK, 1, 1, 0,
+                                            (CUstream)stream, params, NULL),
+                          "cuLaunchKernel");
+  wg_device_leave(ctx, &scope);
+  if (status == WG_OK) wg_errmsg_clear(ctx);
+  return status;
+}
+
+int wg_reduce(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
+              uint64_t n, uint64_t out, void *stream) {
+  if (!ctx) return WG_EINVAL;
+  wg_spec spec;
+  int status = reduce_spec(ctx, &spec, WG_REDUCE_ARRAY, type, op);
+  if (status != WG_OK) return status;
+  const size_t size = wg_types[type].size;
+  status = check_span(ctx, "input", in, n, size);
+  if (status == WG_OK) status = check_span(ctx, "output", out, 1, size);
+  if (status != WG_OK) return status;
+
+  wg_kernel *k = NULL;
+  status = wg_kernel_get(ctx, &k, &spec);
+  if (status != WG_OK) return status;
+  /* Enough blocks for about WG_REDUCE_VECTORS_PER_THREAD vectors a thread,
+   * at most what the device holds at once (the blocks loop): the grid
+   * depends only on n and the device, so the result's bits do too. */
+  const uint64_t vectors = n / (16u / size) + 1;
+  const uint64_t per_block = (uint64_t)WG_REDUCE_BLOCK * WG_REDUCE_VECTORS_PER_THREAD;
+  uint64_t grid = vectors / per_block + (vectors % per_block != 0);
+  if (grid > k->default_grid) grid = k->default_grid;
+  if (grid > WG_REDUCE_MAX_BLOCKS) grid = WG_REDUCE_MAX_BLOCKS;
+
+  CUdeviceptr in_ptr = (CUdeviceptr)in, out_ptr = (CUdeviceptr)out;
+  unsigned long long count = (unsigned long long)n;
+  void *params[] = {&in_ptr, &count, &out_ptr};
+  return launch(ctx, k, grid, params, stream);
+}
+
+int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
+                   uint64_t rows, uint64_t cols, uint64_t row_stride,
+                   uint64_t out, void *stream) {
+  if (!ctx) return WG_EINVAL;
+  wg_spec spec;
+  int status = reduce_spec(ctx, &spec, WG_REDUCE_ROWS, type, op);
+  if (status != WG_OK) return status;
+  if (rows > 1 && row_stride < cols)
+    return wg_fail(ctx, WG_EINVAL,
+                   "row_stride %llu is shorter than a row (%llu columns)",
+                   (unsigned long long)row_stride, (unsigned long long)cols);
+  if (rows == 0) {
+    wg_errmsg_clear(ctx);
+    return WG_OK;
+  }
+  const size_t size = wg_types[type].size;
+  /* The input spans (rows - 1) strides and one row. */
+  uint64_t span = 0;
+  if (cols > 0) {
+    if (rows - 1 > (UINT64_MAX - cols) / (row_stride ? row_stride : 1))
+      return wg_fail(ctx, WG_ERANGE, "%llu rows of stride %llu overflow",
+                     (unsigned long long)rows, (unsigned long long)row_stride);
+    span = (rows - 1) * row_stride + cols;
+  }
+  status = check_span(ctx, "input", in, span, size);
+  if (status == WG_OK) status = check_span(ctx, "output", out, rows, size);
+  if (status != WG_OK) return status;
+
+  spec.cols = wg_rows_spec_cols(type, cols);
+  wg_kernel *k = NULL;
+  status = wg_kernel_get(ctx, &k, &spec);
+  if (status != WG_OK) return status;
+
+  const wg_rows_shape shape = wg_rows_shape_for(type, spec.cols);
+  const uint64_t resident = k->default_grid ? k->default_grid : 1;
+  const uint64_t warps_per_block = WG_REDUCE_BLOCK / 32u;
+  uint64_t grid;
+  unsigned split = 0;
+  if (!shape.long_rows) {
+    const uint64_t rows_per_tile = (WG_REDUCE_BLOCK / (uint64_t)shape.group) *
+                                   (uint64_t)shape.rows_per_round;
+    grid = rows / rows_per_tile + (rows % rows_per_tile != 0);
+    if (grid > resident) grid = resident;
+  } else if (rows >= resident * warps_per_block / 2) {
+    /* Enough rows to give every resident warp one: a warp per row. */
+    grid = rows / warps_per_block + (rows % warps_per_block != 0);
+    if (grid > resident) grid = resident;
+  } else {
+    /* A block per row; too few rows to fill the GPU: several, each at
+     * least 32 vectors a thread, within the workspace. */
+    split = 1;
+    const uint64_t sms = (uint64_t)ctx->device->info.sm_count;
+    if (rows < sms * 4 && rows <= WG_ROWS_MAX_SPLIT_ROWS) {
+      const uint64_t vectors = cols / (16u / size);
+      uint64_t want = (resident + rows - 1) / rows;
+      const uint64_t most = vectors / ((uint64_t)WG_REDUCE_BLOCK * 32u);
+      if (want > most) want = most;
+      if (want > WG_ROWS_MAX_PARTIALS / rows) want = WG_ROWS_MAX_PARTIALS / rows;
+      if (want < 1) want = 1;
+      split = (unsigned)want;
+    }
+    grid = rows * split;
+  }
+
+  CUdeviceptr in_ptr = (CUdeviceptr)in, out_ptr = (CUdeviceptr)out;
+  unsigned long long nrows = rows, ncols = cols, stride = row_stride;
+  void *params[] = {&in_ptr, &nrows, &ncols, &stride, &out_ptr, &split};
+  return launch(ctx, k, grid, params, stream);
+}

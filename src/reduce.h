@@ -1,0 +1,45 @@
+/*
+ * reduce.h - what the whole-array and row reductions share between the
+ * source they generate (codegen_reduce.c) and the launches (reduce.c): the
+ * block size the templates are compiled for, the sizes of the workspaces
+ * kept in each module's global memory, and the choice of row shape.
+ *
+ * The numbers come from measurements on an H200 (docs/reduce-design.md).
+ */
+#ifndef WG_REDUCE_H
+#define WG_REDUCE_H
+
+#include "internal.h"
+
+/* Threads a block: the templates are compiled for exactly this. */
+#define WG_REDUCE_BLOCK 256u
+/* 16-byte loads in flight a thread in the whole-array sweep. */
+#define WG_REDUCE_UNROLL 4
+/* A whole-array launch adds blocks until each thread has about this many
+ * 16-byte vectors (fewer, emptier blocks only cost the final combine). */
+#define WG_REDUCE_VECTORS_PER_THREAD 4u
+/* The most blocks a whole-array launch has: the partials array's length. */
+#define WG_REDUCE_MAX_BLOCKS 4096u
+/* Several blocks per row only for at most this many rows, and at most
+ * this many (row, block) partials. */
+#define WG_ROWS_MAX_SPLIT_ROWS 2048u
+#define WG_ROWS_MAX_PARTIALS 8192u
+
+/* How a reduce-rows kernel maps rows onto threads. */
+typedef struct wg_rows_shape {
+  bool long_rows;       /* a warp or blocks per row (split chosen at launch) */
+  int group;            /* short rows: lanes per row (1, 2, ..., 32) */
+  int vectors_per_lane; /* short rows: 16-byte vectors a lane per pass */
+  int rows_per_round;   /* short rows: rows a group has in flight */
+} wg_rows_shape;
+
+/* The shape for rows of `cols` elements of `type` (cols 0: any length, the
+ * long-row shape). */
+wg_rows_shape wg_rows_shape_for(wg_type type, int64_t cols);
+
+/* The cols a reduce-rows spec is made with for rows of `cols` elements:
+ * the longest row length of the same shape, so that row lengths that share
+ * a shape share one kernel (and one compile). 0 for long rows. */
+int64_t wg_rows_spec_cols(wg_type type, uint64_t cols);
+
+#endif /* WG_REDUCE_H */

@@ -1,0 +1,647 @@
+/*
+ * test_reduce.c - whole-array (wg_reduce) and row (wg_reduce_rows)
+ * reductions run on the device and checked against a CPU reference: every
+ * type and operator; sizes around each boundary of the launch logic (0, 1,
+ * a vector, one block's share, one block's share + 1, millions, and
+ * 2^31 + 33 elements); column counts from 1 to 100 000 with strides that
+ * leave rows unaligned; unaligned starting pointers; several blocks per
+ * row; repeated runs giving the same bits; and the errors a caller can
+ * make.
+ *
+ * Without a driver or a device it prints why and exits 77 (Meson's skip).
+ * CUDA is only initialised inside the processes Check forks. Outputs are
+ * poisoned before every launch (a NaN for floats) with a poisoned guard
+ * after them. Inputs are fresh random data (wg_ref_fill) each run; the base
+ * seed is printed and WARPGEN_TEST_SEED replays it.
+ *
+ * `test_reduce --specs` prints every spec the suite launches, one a line,
+ * so that a disk cache can be filled ahead (warpgen cubin) on a machine
+ * without a GPU. WARPGEN_GPU_LARGE=0 skips the 2^31 + 33-element tests;
+ * WARPGEN_REDUCE_QUICK=1 keeps every case but with small sizes (for runs
+ * under compute-sanitizer, which makes each launch far slower).
+ */
+#include "internal.h"
+#include "reduce.h"
+#include "support.h"
+
+#include <check.h>
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GUARD_BYTES 256
+#define MB (1024ull * 1024ull)
+
+static const wg_operator all_ops[] = {WG_OP_SUM, WG_OP_PROD, WG_OP_MIN, WG_OP_MAX,
+                                      WG_OP_AND, WG_OP_OR,   WG_OP_XOR};
+
+/* Row lengths: every shape and the edges between them, for 2- to 8-byte
+ * elements, up to 100 000. */
+static const uint64_t sweep_cols[] = {
+    0,   1,   2,   3,   4,    5,    7,    8,    9,    15,   16,    17,
+    31,  32,  33,  63,  64,   65,   100,  127,  128,  129,  255,   256,
+    257, 511, 513, 1000, 1023, 1024, 1025, 2047, 2049, 4097, 65537, 100000};
+
+/* The (type, operator) pairs that get the whole sweep of row lengths; every
+ * other pair gets a few lengths, one of each shape. */
+typedef struct pair {
+  wg_type type;
+  wg_operator op;
+} pair;
+static const pair sweep_pairs[] = {
+    {WG_F32, WG_OP_SUM}, {WG_F32, WG_OP_MAX}, {WG_F16, WG_OP_SUM},
+    {WG_BF16, WG_OP_MAX}, {WG_F64, WG_OP_MIN}, {WG_I32, WG_OP_XOR},
+    {WG_U64, WG_OP_SUM}, {WG_I64, WG_OP_MIN},
+};
+static const uint64_t few_cols[] = {1, 6, 33, 300, 1000, 5000};
+
+static bool pair_valid(wg_type type, wg_operator op) {
+  return !(wg_operators[op].integer_only && wg_types[type].is_float);
+}
+
+/* Float products of the reference's inputs (magnitudes 0.8 to 1.25) grow
+ * about e^0.02 an element: past a few thousand they leave f32's range, and
+ * where the overflow happens depends on the order of the products. Integer
+ * products wrap and have no such limit. */
+static bool prod_fits(wg_type type, wg_operator op, uint64_t n) {
+  return op != WG_OP_PROD || !wg_types[type].is_float || n <= 2000;
+}
+
+static bool quick(void) {
+  const char *v = getenv("WARPGEN_REDUCE_QUICK");
+  return v && strcmp(v, "1") == 0;
+}
+
+/* --- the CPU reference ---------------------------------------------------- */
+
+/* One element as a double (floats) or as its value's bits, sign-extended
+ * (integers). */
+static double elem_double(wg_type t, const void *base, uint64_t i) {
+  const unsigned char *p = (const unsigned char *)base + i * wg_types[t].size;
+  switch (t) {
+  case WG_F16: {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return wg_ref_f16_to_double(h);
+  }
+  case WG_BF16: {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return wg_ref_bf16_to_double(h);
+  }
+  case WG_F32: {
+    float f;
+    memcpy(&f, p, 4);
+    return f;
+  }
+  default: {
+    double d;
+    memcpy(&d, p, 8);
+    return d;
+  }
+  }
+}
+
+static uint64_t elem_bits(wg_type t, const void *base, uint64_t i) {
+  const unsigned char *p = (const unsigned char *)base + i * wg_types[t].size;
+  if (wg_types[t].size == 4) {
+    uint32_t u;
+    memcpy(&u, p, 4);
+    return wg_types[t].is_signed ? (uint64_t)(int64_t)(int32_t)u : u;
+  }
+  uint64_t u;
+  memcpy(&u, p, 8);
+  return u;
+}
+
+static uint64_t int_mask(wg_type t) {
+  return wg_types[t].size == 8 ? ~0ull : 0xffffffffull;
+}
+
+/* True when integer a < b in type t's order. */
+static bool int_less(wg_type t, uint64_t a, uint64_t b) {
+  if (wg_types[t].is_signed) return (int64_t)a < (int64_t)b;
+  return (a & int_mask(t)) < (b & int_mask(t));
+}
+
+typedef struct ref_value {
+  double f;     /* floats: the exact-ish value */
+  uint64_t u;   /* integers: the bits */
+  double scale; /* floats: sum of |x| (sum), or count (prod) */
+} ref_value;
+
+/* op over count elements of base starting at first. */
+static ref_value reference(wg_type t, wg_operator op, const void *base,
+                           uint64_t first, uint64_t count) {
+  ref_value r = {0, 0, 0};
+  if (wg_types[t].is_float) {
+    r.f = op == WG_OP_SUM ? 0.0 : op == WG_OP_PROD ? 1.0
+          : op == WG_OP_MIN ? INFINITY : -INFINITY;
+    for (uint64_t i = 0; i < count; i++) {
+      const double x = elem_double(t, base, first + i);
+      switch (op) {
+      case WG_OP_SUM: r.f += x; r.scale += fabs(x); break;
+      case WG_OP_PROD: r.f *= x; break;
+      case WG_OP_MIN: r.f = fmin(r.f, x); break;
+      default: r.f = fmax(r.f, x); break;
+      }
+    }
+    if (op == WG_OP_PROD) r.scale = (double)count;
+    return r;
+  }
+  const bool sgn = wg_types[t].is_signed;
+  const uint64_t mask = int_mask(t);
+  uint64_t highest = sgn ? (mask >> 1) : mask;
+  uint64_t lowest = sgn ? ~(mask >> 1) : 0; /* sign-extended */
+  r.u = op == WG_OP_PROD ? 1 : op == WG_OP_MIN ? highest : op == WG_OP_MAX ? lowest
+        : op == WG_OP_AND ? ~0ull : 0;
+  for (uint64_t i = 0; i < count; i++) {
+    const uint64_t x = elem_bits(t, base, first + i);
+    switch (op) {
+    case WG_OP_SUM: r.u += x; break;
+    case WG_OP_PROD: r.u *= x; break;
+    case WG_OP_MIN: if (int_less(t, x, r.u)) r.u = x; break;
+    case WG_OP_MAX: if (int_less(t, r.u, x)) r.u = x; break;
+    case WG_OP_AND: r.u &= x; break;
+    case WG_OP_OR: r.u |= x; break;
+    default: r.u ^= x; break;
+    }
+  }
+  return r;
+}
+
+/* Unit roundoff of the accumulator, and of the stored result. */
+static double acc_eps(wg_type t) { return t == WG_F64 ? 0x1p-53 : 0x1p-24; }
+static double store_eps(wg_type t) {
+  return t == WG_F16 ? 0x1p-11 : t == WG_BF16 ? 0x1p-8 : t == WG_F64 ? 0x1p-53 : 0x1p-24;
+}
+
+/* Does the output at `got` match the reference? On a mismatch, why. */
+static bool matches(wg_type t, wg_operator op, const void *got, ref_value r,
+                    char *why, size_t why_size) {
+  if (!wg_types[t].is_float) {
+    const uint64_t g = elem_bits(t, got, 0) & int_mask(t);
+    const uint64_t want = r.u & int_mask(t);
+    if (g == want) return true;
+    snprintf(why, why_size, "got 0x%" PRIx64 ", want 0x%" PRIx64, g, want);
+    return false;
+  }
+  const double g = elem_double(t, got, 0);
+  double tol = 0;
+  if (op == WG_OP_SUM)
+    tol = 1e-5 * r.scale * (t == WG_F64 ? 1e-8 : 1.0) + fabs(r.f) * store_eps(t);
+  else if (op == WG_OP_PROD)
+    tol = fabs(r.f) * ((r.scale + 8) * 2 * acc_eps(t) + store_eps(t));
+  /* Past the largest finite value of the accumulator or of the stored
+   * type, the result is an infinity of the same sign. */
+  const double limit = t == WG_F16 ? 65504.0 : t == WG_F64 ? DBL_MAX : FLT_MAX;
+  if (isinf(r.f) || fabs(r.f) > limit * (1 + store_eps(t))) {
+    if (isinf(g) && (g > 0) == (r.f > 0)) return true;
+  } else if (fabs(g - r.f) <= tol) {
+    return true; /* a NaN never passes */
+  }
+  snprintf(why, why_size, "got %.10g, want %.10g (bound %.3g)", g, r.f, tol);
+  return false;
+}
+
+/* --- device buffers ------------------------------------------------------- */
+
+static wg_context *new_context(void) {
+  wg_context *ctx = NULL;
+  ck_assert_int_eq(wg_context_create(&ctx, NULL), WG_OK);
+  return ctx;
+}
+
+#define OK(ctx, call)                                                       \
+  do {                                                                      \
+    int rc_ = (call);                                                       \
+    ck_assert_msg(rc_ == WG_OK, "%s: %s: %s", #call, wg_strerror(rc_),     \
+                  wg_errmsg(ctx));                                          \
+  } while (0)
+
+typedef struct buffers {
+  void *host_in, *host_out;
+  uint64_t dev_in, dev_out;
+  size_t in_bytes, out_bytes;
+} buffers;
+
+static void buffers_make(wg_context *ctx, buffers *b, size_t in_bytes, size_t out_bytes) {
+  memset(b, 0, sizeof *b);
+  b->in_bytes = in_bytes;
+  b->out_bytes = out_bytes + GUARD_BYTES;
+  b->host_in = malloc(in_bytes ? in_bytes : 1);
+  b->host_out = malloc(b->out_bytes);
+  ck_assert(b->host_in && b->host_out);
+  OK(ctx, wg_mem_alloc(ctx, &b->dev_in, in_bytes ? in_bytes : 16));
+  OK(ctx, wg_mem_alloc(ctx, &b->dev_out, b->out_bytes));
+}
+
+static void buffers_free(wg_context *ctx, buffers *b) {
+  wg_mem_free(ctx, b->dev_in);
+  wg_mem_free(ctx, b->dev_out);
+  free(b->host_in);
+  free(b->host_out);
+}
+
+/* Random inputs suited to (type, op), uploaded. */
+static void fill_input(wg_context *ctx, buffers *b, wg_type t, wg_operator op,
+                       uint64_t n, uint64_t seed) {
+  wg_spec spec = WG_SPEC_INIT;
+  spec.primitive = WG_REDUCE;
+  spec.type = t;
+  spec.op = op;
+  wg_test_fill(&spec, b->host_in, n, seed);
+  OK(ctx, wg_memcpy_htod(ctx, b->dev_in, b->host_in, n * wg_types[t].size, NULL));
+}
+
+static unsigned char poison_byte(wg_type t) {
+  wg_spec spec = WG_SPEC_INIT;
+  spec.primitive = WG_REDUCE;
+  spec.type = t;
+  return wg_ref_poison_byte(&spec);
+}
+
+/* Reads back `count` outputs and the guard after them; asserts the guard
+ * still holds the poison. */
+static void read_outputs(wg_context *ctx, buffers *b, wg_type t, uint64_t count,
+                         const char *what) {
+  const size_t bytes = count * wg_types[t].size;
+  OK(ctx, wg_stream_sync(ctx, NULL));
+  OK(ctx, wg_memcpy_dtoh(ctx, b->host_out, b->dev_out, bytes + GUARD_BYTES, NULL));
+  const unsigned char *guard = (const unsigned char *)b->host_out + bytes;
+  for (size_t i = 0; i < GUARD_BYTES; i++)
+    ck_assert_msg(guard[i] == poison_byte(t), "%s: wrote past the end (guard byte %zu)",
+                  what, i);
+}
+
+/* --- whole arrays --------------------------------------------------------- */
+
+/* Runs wg_reduce on n elements from element `offset` of the input and
+ * checks the result. */
+static void check_array(wg_context *ctx, buffers *b, wg_type t, wg_operator op,
+                        uint64_t n, uint64_t offset) {
+  const size_t size = wg_types[t].size;
+  OK(ctx, wg_memset_d8(ctx, b->dev_out, poison_byte(t), size + GUARD_BYTES, NULL));
+  OK(ctx, wg_reduce(ctx, t, op, b->dev_in + offset * size, n, b->dev_out, NULL));
+  char what[160], why[200];
+  snprintf(what, sizeof what, "reduce-array %s %s n=%" PRIu64 " offset=%" PRIu64,
+           wg_types[t].name, wg_operators[op].name, n, offset);
+  read_outputs(ctx, b, t, 1, what);
+  const ref_value r = reference(t, op, b->host_in, offset, n);
+  ck_assert_msg(matches(t, op, b->host_out, r, why, sizeof why), "%s: %s (seed 0x%016"
+                PRIx64 ")", what, why, wg_test_seed());
+}
+
+START_TEST(array_every_type_and_operator) {
+  const wg_type t = (wg_type)_i;
+  wg_context *ctx = new_context();
+  const uint64_t vec = 16 / wg_types[t].size;
+  /* One block's share of the array: its threads times the vectors each
+   * takes before the launch adds a block. */
+  const uint64_t block_share = WG_REDUCE_BLOCK * WG_REDUCE_VECTORS_PER_THREAD * vec;
+  const uint64_t sizes[] = {0, 1, 2, vec - 1, vec + 1, 1000, block_share,
+                            block_share + 1, 3 * block_share + vec + 1,
+                            (1u << 20) + 7, 5000011};
+  const uint64_t most = 5000011 + 8;
+  buffers b;
+  buffers_make(ctx, &b, most * wg_types[t].size, 64);
+  for (size_t o = 0; o < WG_COUNT_OF(all_ops); o++) {
+    const wg_operator op = all_ops[o];
+    if (!pair_valid(t, op)) continue;
+    fill_input(ctx, &b, t, op, most, wg_test_seed() + 31 * _i + o);
+    for (size_t s = 0; s < WG_COUNT_OF(sizes); s++)
+      for (uint64_t offset = 0; offset < 4; offset += 3) {
+        if (!prod_fits(t, op, sizes[s])) continue;
+        if (quick() && sizes[s] > 100000) continue;
+        check_array(ctx, &b, t, op, sizes[s], offset);
+      }
+    check_array(ctx, &b, t, op, 12345, 1); /* unaligned by one element */
+  }
+  buffers_free(ctx, &b);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(array_same_bits_every_run) {
+  wg_context *ctx = new_context();
+  const uint64_t n = quick() ? 300001 : (1u << 24) + 5;
+  buffers b;
+  buffers_make(ctx, &b, n * 4, 64);
+  fill_input(ctx, &b, WG_F32, WG_OP_SUM, n, wg_test_seed() + 7);
+  uint32_t first = 0;
+  for (int run = 0; run < 5; run++) {
+    OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xff, 4 + GUARD_BYTES, NULL));
+    OK(ctx, wg_reduce(ctx, WG_F32, WG_OP_SUM, b.dev_in + 4, n - 1, b.dev_out, NULL));
+    read_outputs(ctx, &b, WG_F32, 1, "reduce-array f32 sum, repeated");
+    uint32_t bits;
+    memcpy(&bits, b.host_out, 4);
+    if (run == 0) first = bits;
+    ck_assert_msg(bits == first, "run %d gave 0x%08x, run 0 gave 0x%08x", run, bits, first);
+  }
+  buffers_free(ctx, &b);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
+static bool large_enabled(void) {
+  const char *v = getenv("WARPGEN_GPU_LARGE");
+  return !(v && strcmp(v, "0") == 0) && !quick();
+}
+
+/* wg_reduce of n f16 elements at `in` must give the bits `want`. */
+static void expect_f16(wg_context *ctx, wg_operator op, uint64_t in, uint64_t n,
+                       uint64_t out, uint16_t want) {
+  uint16_t got = 0;
+  OK(ctx, wg_reduce(ctx, WG_F16, op, in, n, out, NULL));
+  OK(ctx, wg_stream_sync(ctx, NULL));
+  OK(ctx, wg_memcpy_dtoh(ctx, &got, out, 2, NULL));
+  ck_assert_msg(got == want, "f16 %s of %" PRIu64 " elements: got 0x%04x, want 0x%04x",
+                wg_operators[op].name, n, got, want);
+}
+
+/* 2^31 + 33 elements: 64-bit indexing in the sweep, the head and the tail.
+ * The input is a constant byte pattern with a few planted values, so that
+ * the reference is known without reading billions of elements on the CPU. */
+START_TEST(array_past_2_31_elements) {
+  if (!large_enabled()) return;
+  wg_context *ctx = new_context();
+  const uint64_t n = (1ull << 31) + 33;
+  uint64_t in = 0, out = 0;
+  OK(ctx, wg_mem_alloc(ctx, &in, (n + 8) * 4));
+  OK(ctx, wg_mem_alloc(ctx, &out, 64));
+  /* i32 sum: every element is 0x01010101; from element 1 (unaligned). */
+  OK(ctx, wg_memset_d8(ctx, in, 0x01, (n + 8) * 4, NULL));
+  OK(ctx, wg_memset_d8(ctx, out, 0xa5, 64, NULL));
+  OK(ctx, wg_reduce(ctx, WG_I32, WG_OP_SUM, in + 4, n, out, NULL));
+  uint32_t got32 = 0;
+  OK(ctx, wg_stream_sync(ctx, NULL));
+  OK(ctx, wg_memcpy_dtoh(ctx, &got32, out, 4, NULL));
+  const uint32_t want32 = (uint32_t)(n * 0x01010101ull);
+  ck_assert_msg(got32 == want32, "i32 sum of 2^31+33: got 0x%08x want 0x%08x", got32,
+                want32);
+  /* f16 max and min: zeros with extremes planted past element 2^31 (in the
+   * sweep), in the head and in the tail. */
+  OK(ctx, wg_memset_d8(ctx, in, 0x00, (n + 8) * 2, NULL));
+  const uint16_t big = 0x3e00 /* 1.5 */, small = 0xc000 /* -2 */;
+  const uint16_t bigger = 0x4100 /* 2.5 */, smaller = 0xc200 /* -3 */;
+  OK(ctx, wg_memcpy_htod(ctx, in + ((1ull << 31) + 20) * 2, &big, 2, NULL));
+  OK(ctx, wg_memcpy_htod(ctx, in + 2 * 2, &small, 2, NULL));
+  expect_f16(ctx, WG_OP_MAX, in + 2, n, out, big);
+  expect_f16(ctx, WG_OP_MIN, in + 2, n, out, small);
+  /* The very last element (the scalar tail) and the first (the head) win. */
+  OK(ctx, wg_memcpy_htod(ctx, in + 2 + (n - 1) * 2, &bigger, 2, NULL));
+  OK(ctx, wg_memcpy_htod(ctx, in + 2, &smaller, 2, NULL));
+  expect_f16(ctx, WG_OP_MAX, in + 2, n, out, bigger);
+  expect_f16(ctx, WG_OP_MIN, in + 2, n, out, smaller);
+  wg_mem_free(ctx, in);
+  wg_mem_free(ctx, out);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
+/* --- rows ----------------------------------------------------------------- */
+
+/* rows x cols from element `offset`, rows `stride` apart; checks each row. */
+static void check_rows(wg_context *ctx, buffers *b, wg_type t, wg_operator op,
+                       uint64_t rows, uint64_t cols, uint64_t stride, uint64_t offset) {
+  const size_t size = wg_types[t].size;
+  OK(ctx, wg_memset_d8(ctx, b->dev_out, poison_byte(t), rows * size + GUARD_BYTES, NULL));
+  OK(ctx, wg_reduce_rows(ctx, t, op, b->dev_in + offset * size, rows, cols, stride,
+                         b->dev_out, NULL));
+  char what[200], why[200];
+  snprintf(what, sizeof what,
+           "reduce-rows %s %s rows=%" PRIu64 " cols=%" PRIu64 " stride=%" PRIu64
+           " offset=%" PRIu64, wg_types[t].name, wg_operators[op].name, rows, cols,
+           stride, offset);
+  read_outputs(ctx, b, t, rows, what);
+  for (uint64_t r = 0; r < rows; r++) {
+    const ref_value ref = reference(t, op, b->host_in, offset + r * stride, cols);
+    const unsigned char *got = (const unsigned char *)b->host_out + r * size;
+    ck_assert_msg(matches(t, op, got, ref, why, sizeof why), "%s, row %" PRIu64
+                  ": %s (seed 0x%016" PRIx64 ")", what, r, why, wg_test_seed());
+  }
+}
+
+/* Rows for a sweep: about 2^18 elements, at least 3 rows, at most 3000. */
+static uint64_t rows_for(uint64_t cols) {
+  const uint64_t elements = quick() ? (1u << 14) : (1u << 18);
+  uint64_t rows = cols ? elements / cols : 3000;
+  return rows < 3 ? 3 : rows > 3000 ? 3000 : rows;
+}
+
+static void rows_case(const pair *p, const uint64_t *cols_list, size_t ncols,
+                      uint64_t seed) {
+  wg_context *ctx = new_context();
+  const size_t size = wg_types[p->type].size;
+  uint64_t most = 0, most_rows = 0;
+  for (size_t c = 0; c < ncols; c++) {
+    const uint64_t rows = rows_for(cols_list[c]);
+    const uint64_t span = rows * (cols_list[c] + 5) + 8;
+    if (span > most) most = span;
+    if (rows > most_rows) most_rows = rows;
+  }
+  buffers b;
+  buffers_make(ctx, &b, most * size, most_rows * size);
+  fill_input(ctx, &b, p->type, p->op, most, seed);
+  for (size_t c = 0; c < ncols; c++) {
+    const uint64_t cols = cols_list[c], rows = rows_for(cols);
+    if (!prod_fits(p->type, p->op, cols)) continue;
+    const uint64_t strides[] = {cols, cols + 1, cols + 5};
+    for (size_t s = 0; s < WG_COUNT_OF(strides); s++)
+      for (uint64_t offset = 0; offset < 2; offset++)
+        check_rows(ctx, &b, p->type, p->op, rows, cols, strides[s], offset);
+  }
+  buffers_free(ctx, &b);
+  wg_context_destroy(ctx);
+}
+
+START_TEST(rows_sweep_of_lengths) {
+  rows_case(&sweep_pairs[_i], sweep_cols, WG_COUNT_OF(sweep_cols),
+            wg_test_seed() + 1000 + _i);
+}
+END_TEST
+
+START_TEST(rows_every_type_and_operator) {
+  const wg_type t = (wg_type)_i;
+  for (size_t o = 0; o < WG_COUNT_OF(all_ops); o++) {
+    if (!pair_valid(t, all_ops[o])) continue;
+    const pair p = {t, all_ops[o]};
+    rows_case(&p, few_cols, WG_COUNT_OF(few_cols), wg_test_seed() + 2000 + 31 * _i + o);
+  }
+}
+END_TEST
+
+/* Few long rows: several blocks per row, their partials combined by the
+ * last block of each row; run twice (the tickets are reset). */
+START_TEST(rows_few_and_long) {
+  wg_context *ctx = new_context();
+  const pair pairs[] = {{WG_F32, WG_OP_SUM}, {WG_I32, WG_OP_XOR}, {WG_F64, WG_OP_MAX}};
+  const uint64_t cols = (quick() ? (1u << 17) : (1u << 20)) + 3, rows = 5, stride = cols + 1;
+  /* Also 300 rows of 4100: a block per row, no split. */
+  const uint64_t more_rows = 300, more_cols = 4100;
+  uint64_t elements = rows * stride + 8;
+  if (elements < more_rows * more_cols + 8) elements = more_rows * more_cols + 8;
+  for (size_t i = 0; i < WG_COUNT_OF(pairs); i++) {
+    const size_t size = wg_types[pairs[i].type].size;
+    buffers b;
+    buffers_make(ctx, &b, elements * size, more_rows * size);
+    fill_input(ctx, &b, pairs[i].type, pairs[i].op, elements, wg_test_seed() + 3000 + i);
+    for (int run = 0; run < 2; run++) {
+      check_rows(ctx, &b, pairs[i].type, pairs[i].op, rows, cols, stride, 1);
+      check_rows(ctx, &b, pairs[i].type, pairs[i].op, 1, cols, cols, 0);
+      check_rows(ctx, &b, pairs[i].type, pairs[i].op, more_rows, more_cols, more_cols, 0);
+    }
+    buffers_free(ctx, &b);
+  }
+  wg_context_destroy(ctx);
+}
+END_TEST
+
+/* One launch of each kernel shape, small: for compute-sanitizer's racecheck
+ * and synccheck, which are too slow for the whole suite
+ * (CK_RUN_CASE=shapes). */
+START_TEST(one_of_each_shape) {
+  wg_context *ctx = new_context();
+  buffers b;
+  const uint64_t n = 2500000;
+  buffers_make(ctx, &b, n * 4, 4096 * 4);
+  fill_input(ctx, &b, WG_F32, WG_OP_SUM, n, wg_test_seed() + 4000);
+  check_array(ctx, &b, WG_F32, WG_OP_SUM, 100, 1);        /* one block */
+  check_array(ctx, &b, WG_F32, WG_OP_SUM, n - 3, 3);      /* many blocks */
+  check_rows(ctx, &b, WG_F32, WG_OP_SUM, 1000, 3, 4, 1);  /* a lane a row */
+  check_rows(ctx, &b, WG_F32, WG_OP_SUM, 1000, 33, 35, 0); /* groups */
+  check_rows(ctx, &b, WG_F32, WG_OP_SUM, 500, 1000, 1001, 1); /* a warp */
+  check_rows(ctx, &b, WG_F32, WG_OP_SUM, 2200, 1100, 1100, 0); /* long: warps */
+  check_rows(ctx, &b, WG_F32, WG_OP_SUM, 100, 5000, 5001, 1); /* long: blocks */
+  check_rows(ctx, &b, WG_F32, WG_OP_SUM, 2, 200000, 200001, 0); /* split */
+  buffers_free(ctx, &b);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
+/* --- errors and edges ----------------------------------------------------- */
+
+START_TEST(errors_and_edges) {
+  wg_context *ctx = new_context();
+  buffers b;
+  buffers_make(ctx, &b, 4096, 4096);
+  /* rows == 0 writes nothing. */
+  OK(ctx, wg_memset_d8(ctx, b.dev_out, poison_byte(WG_F32), GUARD_BYTES, NULL));
+  OK(ctx, wg_reduce_rows(ctx, WG_F32, WG_OP_SUM, b.dev_in, 0, 10, 10, b.dev_out, NULL));
+  read_outputs(ctx, &b, WG_F32, 0, "rows == 0");
+  /* cols == 0 writes the identity to every row. */
+  OK(ctx, wg_reduce_rows(ctx, WG_I32, WG_OP_MIN, b.dev_in, 5, 0, 0, b.dev_out, NULL));
+  OK(ctx, wg_stream_sync(ctx, NULL));
+  int32_t ids[5];
+  OK(ctx, wg_memcpy_dtoh(ctx, ids, b.dev_out, sizeof ids, NULL));
+  for (int i = 0; i < 5; i++) ck_assert_int_eq(ids[i], INT32_MAX);
+  /* n == 0 writes the identity. */
+  OK(ctx, wg_reduce(ctx, WG_F32, WG_OP_PROD, b.dev_in, 0, b.dev_out, NULL));
+  float one = 0;
+  OK(ctx, wg_stream_sync(ctx, NULL));
+  OK(ctx, wg_memcpy_dtoh(ctx, &one, b.dev_out, 4, NULL));
+  ck_assert(one == 1.0f);
+  /* Misaligned, NULL, short strides, bitwise floats, bad enums. */
+  ck_assert_int_eq(wg_reduce(ctx, WG_F32, WG_OP_SUM, b.dev_in + 2, 10, b.dev_out, NULL),
+                   WG_EALIGN);
+  ck_assert_int_eq(wg_reduce(ctx, WG_F32, WG_OP_SUM, b.dev_in, 10, b.dev_out + 1, NULL),
+                   WG_EALIGN);
+  ck_assert_int_eq(wg_reduce(ctx, WG_F32, WG_OP_SUM, 0, 10, b.dev_out, NULL), WG_EINVAL);
+  ck_assert_int_eq(wg_reduce(ctx, WG_F32, WG_OP_SUM, b.dev_in, 10, 0, NULL), WG_EINVAL);
+  ck_assert_int_eq(wg_reduce(ctx, WG_F32, WG_OP_XOR, b.dev_in, 10, b.dev_out, NULL),
+                   WG_ESPEC);
+  ck_assert_int_eq(wg_reduce(ctx, (wg_type)99, WG_OP_SUM, b.dev_in, 10, b.dev_out, NULL),
+                   WG_EINVAL);
+  ck_assert_int_eq(wg_reduce_rows(ctx, WG_F32, WG_OP_SUM, b.dev_in, 4, 10, 9, b.dev_out,
+                                  NULL), WG_EINVAL);
+  ck_assert_int_eq(wg_reduce_rows(ctx, WG_F64, WG_OP_SUM, b.dev_in + 4, 4, 10, 10,
+                                  b.dev_out, NULL), WG_EALIGN);
+  ck_assert_int_eq(wg_reduce_rows(ctx, WG_F32, WG_OP_SUM, b.dev_in, UINT64_MAX / 2, 10,
+                                  UINT64_MAX / 4, b.dev_out, NULL), WG_ERANGE);
+  ck_assert_int_eq(wg_reduce(NULL, WG_F32, WG_OP_SUM, b.dev_in, 10, b.dev_out, NULL),
+                   WG_EINVAL);
+  buffers_free(ctx, &b);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
+/* --- the spec list, for filling a disk cache ahead ----------------------- */
+
+static void print_spec(wg_primitive prim, wg_type t, wg_operator op, int64_t cols) {
+  wg_spec s = WG_SPEC_INIT;
+  s.primitive = prim;
+  s.type = t;
+  s.op = op;
+  s.cols = prim == WG_REDUCE_ROWS ? cols : 0;
+  char text[256];
+  wg_spec_format(text, sizeof text, &s);
+  printf("%s\n", text);
+}
+
+static void print_specs(void) {
+  for (int t = 0; t < WG_TYPE_COUNT; t++)
+    for (size_t o = 0; o < WG_COUNT_OF(all_ops); o++) {
+      if (!pair_valid((wg_type)t, all_ops[o])) continue;
+      print_spec(WG_REDUCE_ARRAY, (wg_type)t, all_ops[o], 0);
+      for (size_t c = 0; c < WG_COUNT_OF(few_cols); c++)
+        print_spec(WG_REDUCE_ROWS, (wg_type)t, all_ops[o],
+                   wg_rows_spec_cols((wg_type)t, few_cols[c]));
+    }
+  for (size_t p = 0; p < WG_COUNT_OF(sweep_pairs); p++)
+    for (size_t c = 0; c < WG_COUNT_OF(sweep_cols); c++)
+      print_spec(WG_REDUCE_ROWS, sweep_pairs[p].type, sweep_pairs[p].op,
+                 wg_rows_spec_cols(sweep_pairs[p].type, sweep_cols[c]));
+  print_spec(WG_REDUCE_ROWS, WG_F32, WG_OP_SUM, wg_rows_spec_cols(WG_F32, 10));
+  print_spec(WG_REDUCE_ROWS, WG_I32, WG_OP_XOR, wg_rows_spec_cols(WG_I32, 1u << 20));
+  print_spec(WG_REDUCE_ROWS, WG_F64, WG_OP_MAX, wg_rows_spec_cols(WG_F64, 1u << 20));
+  print_spec(WG_REDUCE_ROWS, WG_I32, WG_OP_MIN, wg_rows_spec_cols(WG_I32, 0));
+}
+
+static Suite *reduce_suite(void) {
+  Suite *s = suite_create("reduce");
+  TCase *tc = tcase_create("array");
+  tcase_set_timeout(tc, 1800);
+  tcase_add_loop_test(tc, array_every_type_and_operator, 0, WG_TYPE_COUNT);
+  tcase_add_test(tc, array_same_bits_every_run);
+  tcase_add_test(tc, array_past_2_31_elements);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("rows");
+  tcase_set_timeout(tc, 1800);
+  tcase_add_loop_test(tc, rows_sweep_of_lengths, 0, (int)WG_COUNT_OF(sweep_pairs));
+  tcase_add_loop_test(tc, rows_every_type_and_operator, 0, WG_TYPE_COUNT);
+  tcase_add_test(tc, rows_few_and_long);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("shapes");
+  tcase_set_timeout(tc, 1800);
+  tcase_add_test(tc, one_of_each_shape);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("errors");
+  tcase_add_test(tc, errors_and_edges);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--specs") == 0) {
+    print_specs();
+    return 0;
+  }
+  char why[512];
+  int arch = 0;
+  if (!wg_test_has_gpu(why, sizeof why, &arch)) {
+    printf("reduce: skipped: %s\n", why);
+    return 77;
+  }
+  printf("reduce: device sm_%d, base seed 0x%016" PRIx64
+         " (WARPGEN_TEST_SEED=0x%016" PRIx64 " replays this run)\n",
+         arch, wg_test_seed(), wg_test_seed());
+  fflush(stdout);
+  SRunner *runner = srunner_create(reduce_suite());
+  srunner_run_all(runner, CK_NORMAL);
+  const int failed = srunner_ntests_failed(runner);
+  srunner_free(runner);
+  return failed ? 1 : 0;
+}
