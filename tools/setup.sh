@@ -38,10 +38,15 @@ if ! command -v nvdisasm >/dev/null && [ ! -x "$cuda/bin/nvdisasm" ] &&
        'nvidia-cuda-nvdisasm>=13,<14'; then
     mkdir -p .tools/bin
     ln -sf "$(find "$PWD/.tools/nvdisasm" -name nvdisasm -type f | head -1)" .tools/bin/nvdisasm
+    fetched_tool=1
   else
     echo "setup: no nvdisasm; 'warpgen sass' will say how to get one" >&2
   fi
 fi
 
-[ -e build/build.ninja ] || meson setup build
+if [ ! -e build/build.ninja ]; then
+  meson setup build
+elif [ -n "${fetched_tool:-}" ]; then
+  meson setup --reconfigure build # the build records where nvdisasm is
+fi
 ninja -C build
