@@ -10,10 +10,31 @@
 # such process starts CUDA on a GPU machine (about 2 s on the H200), so
 # 3440 of them took longer than the whole run should.
 #
-# usage: tests/gpu_all.sh BINDIR
-#   BINDIR holds warpgen, test_gpu and warp_latency (built elsewhere and
-#   carried); an optional BINDIR/cache.tgz pre-fills the disk cache.
+# usage: tests/gpu_all.sh --prepare BUILD BINDIR   (here, no GPU needed)
+#        tests/gpu_all.sh BINDIR                   (on the GPU machine)
+#   --prepare copies warpgen and test_gpu from the meson build folder BUILD,
+#   builds bench/warp_latency.c against BUILD/libwarpgen.a, and compiles
+#   every spec into BINDIR/cache.tgz (the disk cache, about 8 MB packed) on
+#   every core here, so the GPU machine compiles nothing. BINDIR should be
+#   an ignored folder (e.g. build-gpu) to carry.
 set -u
+if [ "${1:-}" = --prepare ]; then
+  build=${2:?usage: tests/gpu_all.sh --prepare BUILD BINDIR}
+  bin=${3:?usage: tests/gpu_all.sh --prepare BUILD BINDIR}
+  cuda=${CUDA_PATH:-/usr/local/cuda}
+  mkdir -p "$bin" && cp "$build/warpgen" "$build/tests/test_gpu" "$bin/" || exit 1
+  gcc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc -I"$cuda/include" \
+    bench/warp_latency.c "$build/libwarpgen.a" -L"$cuda/lib64" -lnvrtc -ldl \
+    -lpthread -lm -Wl,-rpath,"$cuda/lib64" -o "$bin/warp_latency" || exit 1
+  cache=$(mktemp -d)
+  export WARPGEN_CACHE_DIR=$cache
+  "$bin/warp_latency" --compile-only 2>/dev/null
+  "$bin/warpgen" list --arch sm_90 | grep -v '^reduce-' |
+    xargs -P "$(nproc)" -d '\n' -I{} "$bin/warpgen" cubin "{}" -o /dev/null
+  tar czf "$bin/cache.tgz" -C "$cache" . && rm -rf "$cache"
+  ls -la "$bin"
+  exit 0
+fi
 bin=${1:?usage: tests/gpu_all.sh BINDIR}
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
