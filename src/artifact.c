@@ -74,10 +74,13 @@ void wg_artifact_forget(wg_context *ctx, const wg_spec *spec, int device_arch) {
   free(source);
 }
 
-/* wg_ptx and wg_cubin hand one half of the binary to the caller. */
+/* wg_ptx and wg_cubin hand one half of the binary to the caller. The
+ * device is asked only when the spec leaves the arch to it: starting CUDA
+ * costs seconds on some machines. */
 static int artifact_part(wg_context *ctx, const wg_spec *spec, wg_binary *bin) {
   if (!ctx) return WG_EINVAL;
-  return wg_artifact_get(ctx, bin, NULL, spec, wg_context_device_arch(ctx));
+  int device_arch = spec && spec->arch ? 0 : wg_context_device_arch(ctx);
+  return wg_artifact_get(ctx, bin, NULL, spec, device_arch);
 }
 
 int wg_ptx(wg_context *ctx, char **out, size_t *len, const wg_spec *spec) {

@@ -288,7 +288,7 @@ int wg_source(wg_context *ctx, char **out, const wg_spec *spec) {
   *out = NULL;
   int rc = wg_spec_validate(ctx, spec);
   if (rc) return rc;
-  wg_spec c = wg_spec_concrete(spec, ctx ? wg_context_device_arch(ctx) : 0);
+  wg_spec c = wg_spec_concrete(spec, ctx && !spec->arch ? wg_context_device_arch(ctx) : 0);
   rc = wg_spec_validate(ctx, &c);
   if (rc) return rc;
   wg_errmsg_clear(ctx);
