@@ -203,15 +203,18 @@ int wg_spec_validate(wg_context *ctx, const wg_spec *spec) {
 
 /* --- auto ----------------------------------------------------------------- */
 
-/* What `auto` picks. The choices follow the latency/throughput table in the
- * README (bench/warp_latency on the H200): redux is the shortest path for
- * 32-bit integers; otherwise the shuffle the primitive is built on. */
+/* What `auto` picks: the lowest latency in the README's table, measured
+ * with bench/warp_latency on the H200. redux is 3x faster than five
+ * shuffles for a whole warp of 32-bit integers, but with a partial mask
+ * (width < 32) it is 2x to 18x slower than shuffling, so it is picked only
+ * at width 32. Otherwise: down for reduce, xor for allreduce (every lane
+ * needs the result), up for scans; the smem tree never wins by more than
+ * noise. */
 static wg_variant auto_variant(const wg_spec *s, int arch) {
+  bool redux = s->width == 32 && variant_is_redux_able(s, arch);
   switch (s->primitive) {
-  case WG_REDUCE:
-    return variant_is_redux_able(s, arch) ? WG_VARIANT_REDUX : WG_VARIANT_DOWN;
-  case WG_ALLREDUCE:
-    return variant_is_redux_able(s, arch) ? WG_VARIANT_REDUX : WG_VARIANT_XOR;
+  case WG_REDUCE: return redux ? WG_VARIANT_REDUX : WG_VARIANT_DOWN;
+  case WG_ALLREDUCE: return redux ? WG_VARIANT_REDUX : WG_VARIANT_XOR;
   case WG_SCAN:
   case WG_EXSCAN: return WG_VARIANT_UP;
   case WG_BROADCAST: return WG_VARIANT_IDX;

@@ -22,14 +22,17 @@ if [ "${1:-}" = --prepare ]; then
   build=${2:?usage: tests/gpu_all.sh --prepare BUILD BINDIR}
   bin=${3:?usage: tests/gpu_all.sh --prepare BUILD BINDIR}
   cuda=${CUDA_PATH:-/usr/local/cuda}
-  mkdir -p "$bin" && cp "$build/warpgen" "$build/tests/test_gpu" "$bin/" || exit 1
+  mkdir -p "$bin" && cp "$build/warpgen" "$build/tests/test_gpu" "$build/tests/test_reduce" \
+    "$build/bench/cache_bench" "$build/libwarpgen.so.0" "$bin/" || exit 1
+  ln -sf libwarpgen.so.0 "$bin/libwarpgen.so"
   gcc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc -I"$cuda/include" \
     bench/warp_latency.c "$build/libwarpgen.a" -L"$cuda/lib64" -lnvrtc -ldl \
     -lpthread -lm -Wl,-rpath,"$cuda/lib64" -o "$bin/warp_latency" || exit 1
   cache=$(mktemp -d)
   export WARPGEN_CACHE_DIR=$cache
   "$bin/warp_latency" --compile-only 2>/dev/null
-  "$bin/warpgen" list --arch sm_90 | grep -v '^reduce-' |
+  { "$bin/warpgen" list --arch sm_90 | grep -v '^reduce-'
+    "$bin/test_reduce" --specs | sort -u | sed 's/$/ arch=sm_90/'; } |
     xargs -P "$(nproc)" -d '\n' -I{} "$bin/warpgen" cubin "{}" -o /dev/null
   tar czf "$bin/cache.tgz" -C "$cache" . && rm -rf "$cache"
   ls -la "$bin"
@@ -61,19 +64,33 @@ step "warpgen run, as a user would"
 "$bin/warpgen" bench "reduce i32 sum variant=redux"
 
 step latency and throughput
-timeout 90 "$bin/warp_latency" >"$out/latency.md" 2>"$out/latency.err"
+timeout 60 "$bin/warp_latency" >"$out/latency.md" 2>"$out/latency.err"
 echo "warp_latency exit $?"; tail -3 "$out/latency.err"
 
 step "gpu suite"
-CK_DEFAULT_TIMEOUT=1200 timeout 240 "$bin/test_gpu" >"$out/test_gpu.log" 2>&1
+CK_DEFAULT_TIMEOUT=1200 timeout 210 "$bin/test_gpu" >"$out/test_gpu.log" 2>&1
 echo "test_gpu exit $?"
 grep -E '^gpu|FAIL|Checks|error' "$out/test_gpu.log" | head -60
 
 step compute-sanitizer
-PATH=$PATH:/usr/local/cuda/bin timeout 150 bash tests/sanitize.sh "$bin/warpgen" "$arch" \
+PATH=$PATH:/usr/local/cuda/bin timeout 110 bash tests/sanitize.sh "$bin/warpgen" "$arch" \
   >"$out/sanitize.log" 2>&1
 echo "sanitize exit $?"
 tail -12 "$out/sanitize.log"
+
+step "reduce suite (whole arrays and rows)"
+CK_DEFAULT_TIMEOUT=600 timeout 100 "$bin/test_reduce" >"$out/test_reduce.log" 2>&1
+echo "test_reduce exit $?"
+grep -E '^reduce|FAIL|Checks|error' "$out/test_reduce.log" | head -20
+
+step "disk cache: fresh-process hit to a launchable function"
+timeout 40 "$bin/cache_bench" --runs 21 >"$out/cache_bench.md" 2>&1
+echo "cache_bench exit $?"; cat "$out/cache_bench.md"
+
+step "python package against torch and cupy"
+PYTHONPATH=python WARPGEN_LIBRARY=$bin/libwarpgen.so timeout 60 \
+  python3 -m pytest -q -x python/tests >"$out/pytest.log" 2>&1
+echo "pytest exit $?"; tail -5 "$out/pytest.log"
 
 step tables
 cat "$out/latency.md"

@@ -174,6 +174,8 @@ END_TEST
 START_TEST(auto_choices) {
   struct { const char *spec; wg_variant want; } cases[] = {
     {"reduce i32 sum", WG_VARIANT_REDUX},
+    {"reduce i32 sum width=16", WG_VARIANT_DOWN},
+    {"allreduce u32 min width=8", WG_VARIANT_XOR},
     {"reduce i32 sum arch=sm_75", WG_VARIANT_DOWN},
     {"reduce i32 prod", WG_VARIANT_DOWN},
     {"allreduce u32 xor", WG_VARIANT_REDUX},
