@@ -420,13 +420,21 @@ WG_API int wg_output_shape(uint64_t *count, size_t *elem_size,
 /* Reduces n elements of `in` (device pointer) with op into one element of
  * type `type` at device address `out`. n == 0 writes the identity.
  * Asynchronous on stream. For a given input, device and n the result is the
- * same bits on every run. */
+ * same bits on every run (a fixed combining order; no atomics on values).
+ *
+ * Concurrency: the kernels keep their small workspace in their own module,
+ * so no call allocates. Hence two calls on one context with the same type,
+ * operator (and, for rows, the same row shape) must not run at the same
+ * time on different streams; calls on one stream are always fine. A host
+ * that reduces on several streams at once uses one context per stream
+ * (contexts are cheap). */
 WG_API int wg_reduce(wg_context *ctx, wg_type type, wg_operator op,
                      uint64_t in, uint64_t n, uint64_t out, void *stream);
 
 /* Reduces each of `rows` rows of `cols` elements (row r starts at element
  * r * row_stride of `in`; row_stride >= cols) into out[r]. rows == 0 is a
- * no-op; cols == 0 writes the identity to each row. Asynchronous. */
+ * no-op; cols == 0 writes the identity to each row. Asynchronous; the same
+ * bits on every run; the concurrency rule of wg_reduce applies. */
 WG_API int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op,
                           uint64_t in, uint64_t rows, uint64_t cols,
                           uint64_t row_stride, uint64_t out, void *stream);

@@ -19,23 +19,6 @@
 /* gridDim.x may not exceed this. */
 #define WG_MAX_GRID 0x7fffffffull
 
-/* Checks `count` elements of `size` bytes from device address `ptr`. */
-static int check_span(wg_context *ctx, const char *what, uint64_t ptr,
-                      uint64_t count, size_t size) {
-  if (count == 0) return WG_OK;
-  if (ptr == 0) return wg_fail(ctx, WG_EINVAL, "the %s pointer is NULL", what);
-  if (ptr % size != 0)
-    return wg_fail(ctx, WG_EALIGN,
-                   "the %s pointer 0x%llx is not aligned to its %zu-byte elements",
-                   what, (unsigned long long)ptr, size);
-  if (count > UINT64_MAX / size || ptr > UINT64_MAX - count * size)
-    return wg_fail(ctx, WG_ERANGE,
-                   "%llu %s elements of %zu bytes from 0x%llx overflow the "
-                   "address space",
-                   (unsigned long long)count, what, size, (unsigned long long)ptr);
-  return WG_OK;
-}
-
 /* The spec of a reduction of `type` with `op`, validated. */
 static int reduce_spec(wg_context *ctx, wg_spec *spec, wg_primitive primitive,
                        wg_type type, wg_operator op) {
@@ -79,8 +62,8 @@ int wg_reduce(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
   int status = reduce_spec(ctx, &spec, WG_REDUCE_ARRAY, type, op);
   if (status != WG_OK) return status;
   const size_t size = wg_types[type].size;
-  status = check_span(ctx, "input", in, n, size);
-  if (status == WG_OK) status = check_span(ctx, "output", out, 1, size);
+  status = wg_check_device_buffer(ctx, "input", in, n, size);
+  if (status == WG_OK) status = wg_check_device_buffer(ctx, "output", out, 1, size);
   if (status != WG_OK) return status;
 
   wg_kernel *k = NULL;
@@ -125,8 +108,8 @@ int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
                      (unsigned long long)rows, (unsigned long long)row_stride);
     span = (rows - 1) * row_stride + cols;
   }
-  status = check_span(ctx, "input", in, span, size);
-  if (status == WG_OK) status = check_span(ctx, "output", out, rows, size);
+  status = wg_check_device_buffer(ctx, "input", in, span, size);
+  if (status == WG_OK) status = wg_check_device_buffer(ctx, "output", out, rows, size);
   if (status != WG_OK) return status;
 
   spec.cols = wg_rows_spec_cols(type, cols);
