@@ -78,34 +78,38 @@ static int finish(wg_context *ctx, int code) {
   return code < 0 ? WG_EXIT_OK : code;
 }
 
-int wg_cli_source(int argc, char **argv) {
-  static const char help[] =
-      "usage: warpgen source SPEC\n  Prints the CUDA source warpgen generates for SPEC.\n";
+/* source and ptx differ only in which text they fetch. */
+typedef int (*text_getter)(wg_context *ctx, char **out, const wg_spec *spec);
+
+static int get_ptx(wg_context *ctx, char **out, const wg_spec *spec) {
+  return wg_ptx(ctx, out, NULL, spec);
+}
+
+static int print_text(int argc, char **argv, const char *help, text_getter get) {
   wg_context *ctx;
   wg_spec spec;
   int rc = begin(argc, argv, &ctx, &spec, NULL, help);
   if (rc) return rc < 0 ? WG_EXIT_OK : rc;
-  char *src;
-  rc = wg_source(ctx, &src, &spec);
-  if (rc) return finish(ctx, wg_cli_fail(ctx, rc, "source"));
-  fputs(src, stdout);
-  wg_free(src);
+  char *text;
+  rc = get(ctx, &text, &spec);
+  if (rc) return finish(ctx, wg_cli_fail(ctx, rc, argv[0]));
+  fputs(text, stdout);
+  wg_free(text);
   return finish(ctx, WG_EXIT_OK);
 }
 
+int wg_cli_source(int argc, char **argv) {
+  return print_text(argc, argv,
+                    "usage: warpgen source SPEC\n  Prints the CUDA source warpgen "
+                    "generates for SPEC.\n",
+                    wg_source);
+}
+
 int wg_cli_ptx(int argc, char **argv) {
-  static const char help[] =
-      "usage: warpgen ptx SPEC\n  Prints the PTX NVRTC makes of SPEC's source.\n";
-  wg_context *ctx;
-  wg_spec spec;
-  int rc = begin(argc, argv, &ctx, &spec, NULL, help);
-  if (rc) return rc < 0 ? WG_EXIT_OK : rc;
-  char *ptx;
-  rc = wg_ptx(ctx, &ptx, NULL, &spec);
-  if (rc) return finish(ctx, wg_cli_fail(ctx, rc, "ptx"));
-  fputs(ptx, stdout);
-  wg_free(ptx);
-  return finish(ctx, WG_EXIT_OK);
+  return print_text(argc, argv,
+                    "usage: warpgen ptx SPEC\n  Prints the PTX NVRTC makes of "
+                    "SPEC's source.\n",
+                    get_ptx);
 }
 
 static int write_file(const char *path, const void *data, size_t len) {
