@@ -269,6 +269,18 @@ int wg_spec_format(char *buf, size_t size, const wg_spec *s) {
   return n;
 }
 
+/* A name from one of the tables into *out, or WG_ESPEC naming the field
+ * and listing what it may be. */
+static int parse_name(wg_context *ctx, int *out, const char *field, const char *plural,
+                      const char *word, size_t len, const char *(*get)(int), int count) {
+  *out = name_index(word, len, get, count);
+  if (*out >= 0) return WG_OK;
+  char allowed[256];
+  names_text(allowed, sizeof allowed, get, count, ~0u);
+  return wg_fail(ctx, WG_ESPEC, "%s: unknown '%.*s'; %s are %s", field, (int)len, word,
+                 plural, allowed);
+}
+
 /* Parses a whole decimal integer in [lo, hi]. */
 static bool parse_int(const char *v, size_t len, int64_t lo, int64_t hi, int64_t *out) {
   char tmp[32];
@@ -304,15 +316,10 @@ static int parse_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
     s->width = (int)x;
     return WG_OK;
   case 1: {
-    int v = name_index(val, vlen, variant_at, WG_VARIANT_COUNT);
-    if (v < 0) {
-      char allowed[256];
-      names_text(allowed, sizeof allowed, variant_at, WG_VARIANT_COUNT, ~0u);
-      return wg_fail(ctx, WG_ESPEC, "variant: unknown '%.*s'; variants are %s",
-                     (int)vlen, val, allowed);
-    }
-    s->variant = (wg_variant)v;
-    return WG_OK;
+    int v, rc = parse_name(ctx, &v, "variant", "variants", val, vlen, variant_at,
+                           WG_VARIANT_COUNT);
+    if (!rc) s->variant = (wg_variant)v;
+    return rc;
   }
   case 2:
     if (vlen > 3 && memcmp(val, "sm_", 3) == 0) val += 3, vlen -= 3;
@@ -339,11 +346,9 @@ int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text) {
   if (!out || !text) return wg_fail(ctx, WG_EINVAL, "wg_spec_parse: NULL argument");
   wg_spec s = WG_SPEC_INIT;
   s.op = WG_OP_NONE;
-  char allowed[256];
   const char *p = text;
-  int word = 0;
+  int word = 0, index;
   unsigned seen = 0;
-  bool have_op = false;
   for (;;) {
     while (*p == ' ' || *p == '\t' || *p == '\n') p++;
     if (!*p) break;
@@ -351,7 +356,7 @@ int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text) {
     while (*p && *p != ' ' && *p != '\t' && *p != '\n') p++;
     size_t len = (size_t)(p - start);
     const char *eq = memchr(start, '=', len);
-    int rc;
+    int rc = WG_OK;
     if (eq) {
       if (word < 2)
         return wg_fail(ctx, WG_ESPEC, "spec '%s': expected 'PRIMITIVE TYPE [OPERATOR] "
@@ -361,30 +366,20 @@ int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text) {
                      len - (size_t)(eq - start) - 1, &seen);
       if (rc) return rc;
     } else if (word == 0) {
-      int i = name_index(start, len, prim_at, WG_PRIMITIVE_COUNT);
-      if (i < 0) {
-        names_text(allowed, sizeof allowed, prim_at, WG_PRIMITIVE_COUNT, ~0u);
-        return wg_fail(ctx, WG_ESPEC, "primitive: unknown '%.*s'; primitives are %s",
-                       (int)len, start, allowed);
-      }
-      s.primitive = (wg_primitive)i;
+      if ((rc = parse_name(ctx, &index, "primitive", "primitives", start, len, prim_at,
+                           WG_PRIMITIVE_COUNT)))
+        return rc;
+      s.primitive = (wg_primitive)index;
     } else if (word == 1) {
-      int i = name_index(start, len, type_at, WG_TYPE_COUNT);
-      if (i < 0) {
-        names_text(allowed, sizeof allowed, type_at, WG_TYPE_COUNT, ~0u);
-        return wg_fail(ctx, WG_ESPEC, "type: unknown '%.*s'; types are %s", (int)len,
-                       start, allowed);
-      }
-      s.type = (wg_type)i;
+      if ((rc = parse_name(ctx, &index, "type", "types", start, len, type_at,
+                           WG_TYPE_COUNT)))
+        return rc;
+      s.type = (wg_type)index;
     } else if (word == 2 && !seen) {
-      int i = name_index(start, len, op_at, WG_OPERATOR_COUNT);
-      if (i < 0) {
-        names_text(allowed, sizeof allowed, op_at, WG_OPERATOR_COUNT, ~0u);
-        return wg_fail(ctx, WG_ESPEC, "operator: unknown '%.*s'; operators are %s",
-                       (int)len, start, allowed);
-      }
-      s.op = (wg_operator)i;
-      have_op = true;
+      if ((rc = parse_name(ctx, &index, "operator", "operators", start, len, op_at,
+                           WG_OPERATOR_COUNT)))
+        return rc;
+      s.op = (wg_operator)index;
     } else {
       return wg_fail(ctx, WG_ESPEC, "spec '%s': unexpected word '%.*s' (options are "
                      "written key=value)", text, (int)len, start);
@@ -395,7 +390,6 @@ int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text) {
   if (word < 2)
     return wg_fail(ctx, WG_ESPEC, "spec '%s': expected at least 'PRIMITIVE TYPE', "
                    "e.g. 'reduce f32 sum'", text);
-  (void)have_op;
   int rc = validate(ctx, &s, s.arch);
   if (rc) return rc;
   *out = s;
