@@ -13,8 +13,10 @@
 static int test_arch = 90;
 
 /* The instruction each variant promises in PTX; smem promises shared-memory
- * traffic and no shuffle at all. */
+ * traffic and no shuffle at all; the array and row reductions promise
+ * 16-byte vector loads. */
 static const char *promised(const wg_spec *s) {
+  if (!wg_primitives[s->primitive].is_warp) return "ld.global.nc.v4";
   switch (s->variant) {
   case WG_VARIANT_DOWN: return "shfl.sync.down";
   case WG_VARIANT_XOR: return "shfl.sync.bfly";
