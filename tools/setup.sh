@@ -28,6 +28,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# pytest runs the Python package's tests.
+python3 -m pytest --version >/dev/null 2>&1 ||
+  python3 -m pip install -q --disable-pip-version-check pytest
+
 # A disassembler for `warpgen sass`: the toolkit's, else NVIDIA's PyPI wheel
 # unpacked into .tools/ (nothing installed system-wide).
 if ! command -v nvdisasm >/dev/null && [ ! -x "$cuda/bin/nvdisasm" ] &&

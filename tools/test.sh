@@ -1,13 +1,25 @@
 #!/usr/bin/env bash
 # test.sh - sets up and builds warpgen, then runs every test suite (unit,
-# nvrtc, cli, cache, gpu; gpu skips without a device), then the host-side
-# suites again in a build with AddressSanitizer and UBSan.
+# nvrtc, cli, cache, gpu; gpu skips without a device), the Python package's
+# tests and its `pip install .`, then the host-side suites again in a build
+# with AddressSanitizer and UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
 export WARPGEN_REQUIRE_SASS=1 # setup provided a disassembler: sass must work
 
 meson test -C build --print-errorlogs --num-processes 2
+
+# The Python package: its tests against the library just built (GPU tests
+# skip without a device), then `pip install .` into a throwaway virtual
+# environment, as a new user would, and a PTX printed from it.
+PYTHONPATH=python WARPGEN_LIBRARY=$PWD/build/libwarpgen.so python3 -m pytest -q python/tests
+venv=$(mktemp -d)
+python3 -m venv "$venv"
+"$venv/bin/pip" install -q --disable-pip-version-check .
+(cd / && "$venv/bin/python" -c 'import warpgen
+print(warpgen.ptx(warpgen.Spec("reduce f32 sum width=16")).count("shfl.sync"), "shuffles")')
+rm -rf "$venv"
 
 # The sanitizer build: host code must be clean. NVRTC's own allocations are
 # not ours to judge, so leaks inside libnvrtc are suppressed, nothing else.
