@@ -361,7 +361,10 @@ WG_API int wg_device_info_at(wg_context *ctx, wg_device_info *out,
                              int ordinal);
 
 /* Device memory helpers, for tools, tests and hosts without a CUDA runtime.
- * They use ctx's CUDA context. */
+ * They use ctx's CUDA context. wg_mem_alloc of 0 bytes gives pointer 0;
+ * wg_mem_free(ctx, 0) is a no-op. The copies are ordered on `stream` after
+ * the work already there and return once they are done, so the host buffer
+ * may be reused at once; the memset is asynchronous on `stream`. */
 WG_API int wg_mem_alloc(wg_context *ctx, uint64_t *out, size_t bytes);
 WG_API int wg_mem_free(wg_context *ctx, uint64_t ptr);
 WG_API int wg_memcpy_htod(wg_context *ctx, uint64_t dst, const void *src,
