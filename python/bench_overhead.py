@@ -166,11 +166,14 @@ def first_calls(args):
         cache = tempfile.mkdtemp(prefix="wg-first-")
         env = dict(os.environ, WARPGEN_CACHE_DIR=cache, CUPY_CACHE_DIR=cache,
                    TRITON_CACHE_DIR=cache)
+        # A file, not -c: Triton reads the source of what it compiles.
+        script = os.path.join(cache, "first_call.py")
+        with open(script, "w") as f:
+            f.write(code.format(n=args.n, block=block))
         times = []
         for _ in range(2):
-            done = subprocess.run(
-                [sys.executable, "-c", code.format(n=args.n, block=block)],
-                env=env, capture_output=True, text=True)
+            done = subprocess.run([sys.executable, script], env=env,
+                                  capture_output=True, text=True)
             if done.returncode != 0:
                 print(f"{name}: failed: {done.stderr.strip()[-300:]}",
                       file=sys.stderr)

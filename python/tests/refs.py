@@ -141,4 +141,3 @@ def float_tolerance(type_, ref, absum, terms=1):
     return (STORE_RTOL[type_] * abs(ref) +
             4 * ACC_EPS[type_] * max(math.log2(max(terms, 2)), 1) * absum +
             1e-30)
-

@@ -59,6 +59,15 @@ def test_layouts_the_kernels_cannot_read():
         warpgen.reduce_rows(FakeCudaArray(shape=(2, 3, 4)))
 
 
+def test_empty_arrays_with_odd_strides_are_fine(has_driver):
+    """torch gives empty tensors strides like (0, 0): no layout error."""
+    if has_driver:
+        pytest.skip("a device is present: the fake pointer must not launch")
+    for call in (warpgen.reduce_rows, warpgen.warp_scan, warpgen.reduce):
+        with pytest.raises(warpgen.NoDeviceError):  # past the checks
+            call(FakeCudaArray(shape=(0, 5), strides=(0, 0)))
+
+
 def test_warp_spec_must_match_the_array():
     with pytest.raises(warpgen.DTypeError, match="f64"):
         warpgen.warp(FakeCudaArray("<f4"), "scan f64 sum")
@@ -82,6 +91,7 @@ def test_layout_rules():
     assert arrays.is_c_contiguous((3, 4), (4, 1))
     assert arrays.is_c_contiguous((3, 1), (1, 99))
     assert arrays.is_c_contiguous((0, 4), (1, 1))
+    assert arrays.is_c_contiguous((5, 0), (0, 0))  # empty: any strides
     assert not arrays.is_c_contiguous((3, 4), (1, 3))
     assert arrays.is_dense((3, 4), (1, 3))  # transposed, no gaps
     assert arrays.is_dense((2, 3, 4), (12, 1, 3))

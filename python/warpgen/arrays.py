@@ -233,12 +233,11 @@ def view(x):
 # --- layouts ---------------------------------------------------------------
 
 def is_c_contiguous(shape, strides):
-    if strides is None:
+    # An empty array reads nothing, whatever strides its library gave it.
+    if strides is None or 0 in shape:
         return True
     expected = 1
     for dim, stride in zip(reversed(shape), reversed(strides)):
-        if dim == 0:
-            return True
         if dim != 1 and stride != expected:
             return False
         expected *= dim
@@ -272,16 +271,20 @@ def device_guard(v):
 
 
 def empty_like_kind(v, shape, type_, ctx):
-    """An uninitialised C-contiguous array of shape and warpgen type on v's
-    device, made by v's own library."""
+    """(array, device pointer): an uninitialised C-contiguous array of shape
+    and warpgen type on v's device, made by v's own library. The pointer
+    comes with it, so the caller need not view (and check) it again."""
     if v.kind == "torch":
         dtype = _torch_dtypes.get(type_)
         if dtype is not None:
-            return _torch.empty(shape, dtype=dtype, device=v.obj.device)
+            out = _torch.empty(shape, dtype=dtype, device=v.obj.device)
+            return out, out.data_ptr()
     elif v.kind == "cupy" and type_ != "bf16":
         with _cupy.cuda.Device(v.device):
-            return _cupy.empty(shape, dtype=_TYPESTR_OF[type_])
-    return DeviceArray(ctx, shape, type_, v.stream)
+            out = _cupy.empty(shape, dtype=_TYPESTR_OF[type_])
+        return out, out.data.ptr
+    out = DeviceArray(ctx, shape, type_, v.stream)
+    return out, out.ptr
 
 
 def check_out(out, shape, type_, device, size=None):

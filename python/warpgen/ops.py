@@ -94,8 +94,10 @@ def reduce_rows(x, op="sum", *, out=None, context=None):
                          f"{v.shape}")
     rows, cols = v.shape
     row_stride, col_stride = v.strides if v.strides is not None else (cols, 1)
-    if rows <= 1:
-        row_stride = cols
+    if rows <= 1 or cols == 0:
+        # Nothing or one row is read: the strides (which libraries set
+        # freely for empty arrays) do not matter.
+        row_stride, col_stride = cols, 1
     if cols > 1 and col_stride != 1:
         raise ArrayError(f"reduce_rows: rows must be contiguous (column "
                          f"stride 1), not {col_stride}; pass x.contiguous()")
@@ -104,11 +106,12 @@ def reduce_rows(x, op="sum", *, out=None, context=None):
                          f"less than the row length {cols}")
     _ready(ctx, v)
     if out is None:
-        out = empty_like_kind(v, (rows,), v.type, ctx)
-    o = check_out(out, (rows,), v.type, v.device)
+        out, out_ptr = empty_like_kind(v, (rows,), v.type, ctx)
+    else:
+        out_ptr = check_out(out, (rows,), v.type, v.device).ptr
     if rows:
         ctx.call(lib.wg_reduce_rows, _TYPE_INDEX[v.type], op_index,
-                 v.ptr or o.ptr, rows, cols, row_stride, o.ptr, v.stream)
+                 v.ptr or out_ptr, rows, cols, row_stride, out_ptr, v.stream)
     return out
 
 
@@ -144,10 +147,11 @@ def _warp(v, spec, out, context):
     out_type = _OUTPUT_TYPES.get(_lib.PRIMITIVES[c.primitive], v.type)
     _ready(ctx, v)
     if out is None:
-        out = empty_like_kind(v, shape, out_type, ctx)
-    o = check_out(out, shape, out_type, v.device)
+        out, out_ptr = empty_like_kind(v, shape, out_type, ctx)
+    else:
+        out_ptr = check_out(out, shape, out_type, v.device).ptr
     if n:
-        ctx.call(lib.wg_warp, ctypes.byref(c), v.ptr, o.ptr, n, v.stream)
+        ctx.call(lib.wg_warp, ctypes.byref(c), v.ptr, out_ptr, n, v.stream)
     return out
 
 
