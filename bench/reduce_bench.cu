@@ -221,10 +221,7 @@ template <class T> static void array_section(bool quick) {
 static void rows_section(bool quick) {
   typedef float T;
   fill_arena<T>();
-  struct shape { u64 rows, cols; };
-  const shape shapes[] = {{1u << 24, 4},    {1u << 21, 32},   {1u << 19, 128},
-                          {1u << 16, 1000}, {1u << 16, 1024}, {1u << 13, 8192},
-                          {1u << 10, 65536}};
+  const auto &shapes = ROW_SHAPES;
   int *offsets;
   CHECK(cudaMalloc(&offsets, ((1u << 24) + 1) * sizeof(int)));
   size_t temp_bytes = 0;
@@ -238,7 +235,7 @@ static void rows_section(bool quick) {
   printf("%8s %6s %9s %8s %8s %8s %7s %7s\n", "rows", "cols", "wg_us", "wg_GBs",
          "wg+1_GBs", "cub_GBs", "xread", "xCUB");
   const int reps = quick ? 5 : 15;
-  for (const shape &s : shapes) {
+  for (const row_shape &s : shapes) {
     std::vector<int> h(s.rows + 1);
     for (u64 r = 0; r <= s.rows; r++) h[r] = (int)(r * s.cols);
     CHECK(cudaMemcpy(offsets, h.data(), (s.rows + 1) * sizeof(int), cudaMemcpyHostToDevice));

@@ -1035,10 +1035,7 @@ static void rows_section(bool quick) {
   }
 
   // Timing over 2^26 f32 elements.
-  struct shape { u64 rows, cols; };
-  const shape shapes[] = {{1u << 24, 4},   {1u << 21, 32},   {1u << 19, 128},
-                          {1u << 16, 1000}, {1u << 16, 1024}, {1u << 13, 8192},
-                          {1u << 10, 65536}};
+  const auto &shapes = ROW_SHAPES;
   int *offsets;
   CHECK(cudaMalloc(&offsets, ((1u << 24) + 1) * sizeof(int)));
   size_t temp_bytes = 0;
@@ -1056,7 +1053,7 @@ static void rows_section(bool quick) {
          "plain read of the same 256 MiB: %.1f GB/s)\n", read_gbs);
   printf("%8s %6s %8s %8s %8s %7s %7s  %s | others\n", "rows", "cols", "cub_GBs",
          "wg_us", "wg_GBs", "xread", "xCUB", "plan");
-  for (const shape &s : shapes) {
+  for (const row_shape &s : shapes) {
     std::vector<int> h(s.rows + 1);
     for (u64 r = 0; r <= s.rows; r++) h[r] = (int)(r * s.cols);
     CHECK(cudaMemcpy(offsets, h.data(), (s.rows + 1) * sizeof(int),
