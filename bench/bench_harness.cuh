@@ -42,6 +42,18 @@ static const row_shape ROW_SHAPES[] = {
     {1u << 24, 4},    {1u << 21, 32},   {1u << 19, 128}, {1u << 16, 1000},
     {1u << 16, 1024}, {1u << 13, 8192}, {1u << 10, 65536}};
 
+// Opens the CSV every row goes to and writes its header; false (after
+// saying why) when it cannot be written.
+static bool open_csv(const char *path, const char *impl_column) {
+  g_csv = fopen(path, "w");
+  if (!g_csv) {
+    perror(path);
+    return false;
+  }
+  fprintf(g_csv, "section,%s,type,mode,n_or_rows,cols,bytes,us,GBps\n", impl_column);
+  return true;
+}
+
 template <class F> static double time_us(F launch, int batch, int reps) {
   int call = 0;
   for (int i = 0; i < batch * 2 + 3; i++) launch(call++);

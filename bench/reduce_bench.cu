@@ -320,12 +320,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--quick")) quick = true;
     else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
   }
-  g_csv = fopen(csv_path, "w");
-  if (!g_csv) {
-    perror(csv_path);
-    return 2;
-  }
-  fprintf(g_csv, "section,impl,type,mode,n_or_rows,cols,bytes,us,GBps\n");
+  if (!open_csv(csv_path, "impl")) return 2;
   CHECK(cudaSetDevice(0));
   CHECK(cudaFree(0));  // the primary context, current: warpgen uses it too
   cudaDeviceProp prop;

@@ -1233,12 +1233,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--mid")) mid = true;
     else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
   }
-  g_csv = fopen(csv_path, "w");
-  if (!g_csv) {
-    perror(csv_path);
-    return 2;
-  }
-  fprintf(g_csv, "section,kernel,type,mode,n_or_rows,cols,bytes,us,GBps\n");
+  if (!open_csv(csv_path, "kernel")) return 2;
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
   g_sms = prop.multiProcessorCount;
