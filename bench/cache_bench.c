@@ -213,10 +213,9 @@ static double raw_nvrtc_ns(const char *source, int arch) {
  * few calls. Negative when the entry is not where that key says. */
 static double lookup_ns(wg_context *cache, const char *source, int arch) {
   char options[256];
-  int major = 0, minor = 0;
   wg_compile_options(options, sizeof options, arch);
-  wg_nvrtc_version(NULL, &major, &minor);
-  wg_cache_key key = wg_cache_key_make(source, options, arch, major, minor);
+  wg_cache_key key =
+      wg_cache_key_make(source, options, arch, wg_nvrtc_identity());
   series calls = {.n = REPEAT_CALLS};
   for (int i = 0; i < calls.n; i++) {
     wg_binary bin;

@@ -160,16 +160,16 @@ static void key_field(XXH3_state_t *st, char tag, const void *data,
 }
 
 wg_cache_key wg_cache_key_make(const char *source, const char *options,
-                               int arch, int nvrtc_major, int nvrtc_minor) {
+                               int arch, const char *nvrtc_identity) {
   char nums[64];
   XXH3_state_t st;
   XXH3_INITSTATE(&st);
   XXH3_128bits_reset(&st);
   key_field(&st, 'K', "warpgen-cache-key", 17);
   key_field(&st, 'W', WG_VERSION_STRING, strlen(WG_VERSION_STRING));
-  int n = snprintf(nums, sizeof nums, "%d.%d", nvrtc_major, nvrtc_minor);
-  key_field(&st, 'N', nums, (size_t)n);
-  n = snprintf(nums, sizeof nums, "%d", arch);
+  key_field(&st, 'N', nvrtc_identity ? nvrtc_identity : "",
+            nvrtc_identity ? strlen(nvrtc_identity) : 0);
+  int n = snprintf(nums, sizeof nums, "%d", arch);
   key_field(&st, 'A', nums, (size_t)n);
   key_field(&st, 'O', options ? options : "", options ? strlen(options) : 0);
   key_field(&st, 'S', source ? source : "", source ? strlen(source) : 0);

@@ -15,10 +15,11 @@ typedef struct wg_cache_key {
   uint8_t bytes[16];
 } wg_cache_key;
 
-/* The key for one compile: warpgen's version, the full source, NVRTC's
- * version, the compile options and the architecture. */
+/* The key for one compile: warpgen's version, the full source, the
+ * identity of the NVRTC that compiles it (wg_nvrtc_identity), the compile
+ * options and the architecture. */
 wg_cache_key wg_cache_key_make(const char *source, const char *options,
-                               int arch, int nvrtc_major, int nvrtc_minor);
+                               int arch, const char *nvrtc_identity);
 
 /* Sets up ctx's cache from its settings (ctx->cache_dir etc.); called once
  * at context creation. Never fails the context: a bad folder is recorded. */

@@ -282,15 +282,3 @@ int wg_codegen(wg_context *ctx, char **out, const wg_spec *concrete) {
   *out = b.data;
   return WG_OK;
 }
-
-int wg_source(wg_context *ctx, char **out, const wg_spec *spec) {
-  if (!out) return wg_fail(ctx, WG_EINVAL, "wg_source: NULL output");
-  *out = NULL;
-  int rc = wg_spec_validate(ctx, spec);
-  if (rc) return rc;
-  wg_spec c = wg_spec_concrete(spec, ctx && !spec->arch ? wg_context_device_arch(ctx) : 0);
-  rc = wg_spec_validate(ctx, &c);
-  if (rc) return rc;
-  wg_errmsg_clear(ctx);
-  return wg_codegen(ctx, out, &c);
-}

@@ -1,13 +1,15 @@
 /*
  * compile.c - CUDA source -> PTX and cubin through NVRTC.
  *
- * Works with no GPU and no driver. The options are fixed per architecture
+ * Works with no GPU and no driver. NVRTC is loaded (nvrtc.c) by the first
+ * compile, which is also where an architecture NVRTC does not know is
+ * refused: a spec is never checked against NVRTC earlier, so that a process
+ * served from the disk cache never loads it. The options are fixed per architecture
  * and are part of the cache key, so that a change here can never serve a
  * binary built with other options.
  */
-#include "internal.h"
+#include "nvrtc_api.h"
 
-#include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +27,10 @@ int wg_compile_options(char *buf, size_t size, int arch) {
   return snprintf(buf, size, "--gpu-architecture=sm_%d -std=c++17 -lineinfo", arch);
 }
 
-static int nvrtc_fail(wg_context *ctx, nvrtcResult r, const char *what, const char *name) {
+static int nvrtc_fail(wg_context *ctx, const wg_nvrtc_api *api, nvrtcResult r,
+                      const char *what, const char *name) {
   return wg_fail(ctx, WG_ECOMPILE, "%s for kernel %s: %s", what, name,
-                 nvrtcGetErrorString(r));
+                 api->GetErrorString(r));
 }
 
 /* Splits the options string into argv form (no quoting needed: fixed). */
@@ -41,6 +44,10 @@ static int split_options(char *text, const char **argv, int max) {
 int wg_compile(wg_context *ctx, wg_binary *out, const char *source, const char *name,
                int arch) {
   *out = (wg_binary){0};
+  const wg_nvrtc_api *api;
+  int rc = wg_nvrtc_load(ctx, &api);
+  if (!rc) rc = wg_nvrtc_check_arch(ctx, arch);
+  if (rc) return rc;
   char options[256];
   wg_compile_options(options, sizeof options, arch);
   const char *argv[16];
@@ -49,41 +56,40 @@ int wg_compile(wg_context *ctx, wg_binary *out, const char *source, const char *
   char file[160];
   snprintf(file, sizeof file, "%s.cu", name);
   nvrtcProgram prog;
-  nvrtcResult r = nvrtcCreateProgram(&prog, source, file, 0, NULL, NULL);
-  if (r != NVRTC_SUCCESS) return nvrtc_fail(ctx, r, "nvrtcCreateProgram", name);
+  nvrtcResult r = api->CreateProgram(&prog, source, file, 0, NULL, NULL);
+  if (r != NVRTC_SUCCESS) return nvrtc_fail(ctx, api, r, "nvrtcCreateProgram", name);
 
-  int rc = WG_OK;
-  r = nvrtcCompileProgram(prog, argc, argv);
+  r = api->CompileProgram(prog, argc, argv);
   if (r != NVRTC_SUCCESS) {
     size_t log_len = 0;
-    rc = nvrtc_fail(ctx, r, "nvrtcCompileProgram", name);
-    if (nvrtcGetProgramLogSize(prog, &log_len) == NVRTC_SUCCESS && log_len > 1) {
+    rc = nvrtc_fail(ctx, api, r, "nvrtcCompileProgram", name);
+    if (api->GetProgramLogSize(prog, &log_len) == NVRTC_SUCCESS && log_len > 1) {
       char *log = malloc(log_len);
-      if (log && nvrtcGetProgramLog(prog, log) == NVRTC_SUCCESS) {
+      if (log && api->GetProgramLog(prog, log) == NVRTC_SUCCESS) {
         wg_errmsg_append(ctx, "\nNVRTC log:\n");
         wg_errmsg_append(ctx, log);
       }
       free(log);
     }
-    nvrtcDestroyProgram(&prog);
+    api->DestroyProgram(&prog);
     return rc;
   }
 
   size_t ptx_size = 0, cubin_size = 0;
-  if ((r = nvrtcGetPTXSize(prog, &ptx_size)) != NVRTC_SUCCESS ||
-      (r = nvrtcGetCUBINSize(prog, &cubin_size)) != NVRTC_SUCCESS) {
-    rc = nvrtc_fail(ctx, r, "nvrtcGet*Size", name);
+  if ((r = api->GetPTXSize(prog, &ptx_size)) != NVRTC_SUCCESS ||
+      (r = api->GetCUBINSize(prog, &cubin_size)) != NVRTC_SUCCESS) {
+    rc = nvrtc_fail(ctx, api, r, "nvrtcGet*Size", name);
   } else if (!(out->ptx = malloc(ptx_size + 1)) || !(out->cubin = malloc(cubin_size))) {
     rc = wg_fail(ctx, WG_ENOMEM, "out of memory for the compiled %s", name);
-  } else if ((r = nvrtcGetPTX(prog, out->ptx)) != NVRTC_SUCCESS ||
-             (r = nvrtcGetCUBIN(prog, out->cubin)) != NVRTC_SUCCESS) {
-    rc = nvrtc_fail(ctx, r, "nvrtcGetPTX/CUBIN", name);
+  } else if ((r = api->GetPTX(prog, out->ptx)) != NVRTC_SUCCESS ||
+             (r = api->GetCUBIN(prog, out->cubin)) != NVRTC_SUCCESS) {
+    rc = nvrtc_fail(ctx, api, r, "nvrtcGetPTX/CUBIN", name);
   } else {
     out->ptx[ptx_size] = '\0';
     out->ptx_len = strlen(out->ptx);
     out->cubin_len = cubin_size;
   }
-  nvrtcDestroyProgram(&prog);
+  api->DestroyProgram(&prog);
   if (rc) wg_binary_free(out);
   return rc;
 }

@@ -19,8 +19,6 @@
  */
 #include "driver.h"
 
-#include "kernel.h"
-
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -352,8 +350,8 @@ void wg_device_leave(wg_context *ctx, wg_device_scope *scope) {
 void wg_device_release(wg_context *ctx) {
   if (!ctx)
     return;
-  /* Modules belong to the CUDA context: unload them while it still lives. */
-  wg_kernel_table_free(ctx);
+  /* The caller (context.c) unloaded the modules first: they belong to the
+   * CUDA context released here. */
   struct wg_device_state *state = ctx->device;
   if (!state)
     return;

@@ -105,8 +105,9 @@ int wg_device_state_get(wg_context *ctx, const struct wg_device_state **out);
  * WG_ECUDA; the message reads "call: CUDA_ERROR_NAME (description)". */
 int wg_cuda_status(wg_context *ctx, CUresult result, const char *call);
 
-/* Unloads ctx's modules and releases the primary context it retained.
- * Safe to call more than once and without device state. */
+/* Releases the primary context ctx retained. Call wg_kernel_table_free
+ * first: its modules live in that context. Safe to call more than once and
+ * without device state. */
 void wg_device_release(wg_context *ctx);
 
 #endif /* WG_DRIVER_H */

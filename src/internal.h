@@ -3,17 +3,30 @@
  * does not show: the context, error reporting, the type/operator tables and
  * the entry points each stage offers the next.
  *
- * The pipeline, one stage per file:
- *   spec.c      text form, validation, listing, the choice behind `auto`
+ * The pipeline, one stage per file; each calls only stages listed before
+ * it, never one after:
+ *   error.c, util.c   messages, growable strings
+ *   nvrtc.c     libnvrtc found on disk (its identity keys the cache) and
+ *               loaded with dlopen when first needed
  *   tables.c    types, operators, primitives, variants as data
+ *   spec.c      text form, validation, listing, the choice behind `auto`
  *   template.c  templates built into the library, strict ${key} filling
- *   codegen.c   spec -> CUDA source
+ *   codegen.c   concrete spec -> CUDA source (codegen_reduce.c: reductions)
  *   compile.c   source -> PTX + cubin through NVRTC
  *   cache.c     the on-disk cache of compiled binaries
- *   artifact.c  spec -> PTX + cubin, through the cache
+ *   artifact.c  spec + architecture -> PTX + cubin, through the cache
  *   driver.c    libcuda.so.1 loaded with dlopen; CUDA contexts; memory
  *   kernel.c    cubin -> loaded module and function, per context
- *   launch.c    the calls users make: warp primitives, reductions
+ *   generate.c  the public wg_source / wg_ptx / wg_cubin
+ *   launch.c    the calls users make: warp primitives (reduce.c: reductions)
+ *   context.c   creating and destroying a context
+ *
+ * Nothing before driver.c touches the CUDA driver: the architecture is an
+ * input to codegen and artifact, asked of the device only by the callers
+ * that have one (generate.c when a spec leaves arch unset, kernel.c). NVRTC
+ * is loaded only to compile (compile.c, on a cache miss) or to answer
+ * questions about NVRTC itself (wg_nvrtc_version, wg_supported_archs,
+ * wg_spec_list for an explicit arch); spec validation never loads it.
  */
 #ifndef WG_INTERNAL_H
 #define WG_INTERNAL_H
@@ -61,11 +74,10 @@ struct wg_context {
 
 /* --- teardown hooks of the device side (driver.c, kernel.c) -------------- */
 
+/* Releases the device state; the kernel table must be freed first (its
+ * modules live in the CUDA context this releases). */
 void wg_device_release(wg_context *ctx);
 void wg_kernel_table_free(wg_context *ctx);
-/* The architecture of ctx's device, or 0 without a driver or device; probed
- * once per context (artifact.c). */
-int wg_context_device_arch(wg_context *ctx);
 
 /* --- errors (error.c) ---------------------------------------------------- */
 
@@ -139,8 +151,6 @@ extern const char *const wg_variant_names[WG_VARIANT_COUNT];
 int wg_spec_arch(const wg_spec *spec, int device_arch);
 /* The spec with auto resolved and arch made explicit: what codegen uses. */
 wg_spec wg_spec_concrete(const wg_spec *spec, int device_arch);
-/* Is arch one NVRTC can compile for? (asks NVRTC once) */
-bool wg_arch_supported(wg_context *ctx, int arch);
 
 /* --- templates (template.c) ---------------------------------------------- */
 
@@ -190,6 +200,22 @@ int wg_codegen(wg_context *ctx, char **out, const wg_spec *concrete);
  * (reduce: STORAGE per group, ballot/match: uint32, any/all: int32). */
 size_t wg_codegen_shared_bytes(const wg_spec *concrete, unsigned block_size);
 
+/* --- NVRTC (nvrtc.c) ---------------------------------------------------- */
+
+/* What identifies the NVRTC this process compiles with, found without
+ * loading it: "libnvrtc.so.13 size=109338064 mtime=1760564160" (the real
+ * file's name, its size and modification time), "none" when there is none.
+ * Part of every cache key. Resolved once per process; never NULL. */
+const char *wg_nvrtc_identity(void);
+/* The real path of that file ("" when there is none). */
+const char *wg_nvrtc_path(void);
+/* The identity text of the file at path, written like snprintf;
+ * WG_ENOTFOUND when path is not a readable regular file. For tests. */
+int wg_nvrtc_describe(char *buf, size_t size, const char *path);
+/* WG_OK when NVRTC compiles for arch; WG_ESPEC naming the architectures it
+ * supports when not; WG_ECOMPILE when NVRTC cannot be loaded. Loads NVRTC. */
+int wg_nvrtc_check_arch(wg_context *ctx, int arch);
+
 /* --- compile (compile.c) ------------------------------------------------- */
 
 typedef struct wg_binary {
@@ -207,7 +233,14 @@ int wg_compile(wg_context *ctx, wg_binary *out, const char *source,
 
 /* --- artifact (artifact.c) ----------------------------------------------- */
 
-/* spec -> binary, through the disk cache. device_arch as for wg_spec_arch.
+/* Validates spec as asked and as it will be compiled (an auto or arch-less
+ * spec becomes concrete only here, with device_arch as for wg_spec_arch),
+ * then generates its source (*source malloc'd). */
+int wg_artifact_source(wg_context *ctx, char **source, wg_spec *concrete,
+                       const wg_spec *spec, int device_arch);
+/* spec -> binary, through the disk cache. device_arch as for wg_spec_arch:
+ * the caller asks the device (artifact.c never does). NVRTC is loaded only
+ * on a miss.
  * *source_out (may be NULL) receives the generated source. */
 int wg_artifact_get(wg_context *ctx, wg_binary *out, char **source_out,
                     const wg_spec *spec, int device_arch);

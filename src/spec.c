@@ -11,67 +11,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <nvrtc.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 void wg_spec_init(wg_spec *spec) {
   if (spec) *spec = (wg_spec)WG_SPEC_INIT;
-}
-
-/* --- architectures (asked of NVRTC once per process) --------------------- */
-
-static int arch_list[64];
-static int arch_count;
-static pthread_once_t arch_once = PTHREAD_ONCE_INIT;
-
-static void arch_list_load(void) {
-  int n = 0;
-  if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 ||
-      n > (int)WG_COUNT_OF(arch_list))
-    return;
-  if (nvrtcGetSupportedArchs(arch_list) == NVRTC_SUCCESS) arch_count = n;
-}
-
-bool wg_arch_supported(wg_context *ctx, int arch) {
-  (void)ctx;
-  pthread_once(&arch_once, arch_list_load);
-  for (int i = 0; i < arch_count; i++)
-    if (arch_list[i] == arch) return true;
-  return false;
-}
-
-int wg_supported_archs(wg_context *ctx, int **out, size_t *count) {
-  if (!out || !count) return wg_fail(ctx, WG_EINVAL, "wg_supported_archs: NULL output");
-  *out = NULL;
-  *count = 0;
-  pthread_once(&arch_once, arch_list_load);
-  if (arch_count == 0)
-    return wg_fail(ctx, WG_ECOMPILE, "NVRTC did not list its architectures");
-  int *a = malloc(sizeof(int) * (size_t)arch_count);
-  if (!a) return wg_fail(ctx, WG_ENOMEM, "out of memory");
-  memcpy(a, arch_list, sizeof(int) * (size_t)arch_count);
-  *out = a;
-  *count = (size_t)arch_count;
-  return WG_OK;
-}
-
-int wg_nvrtc_version(wg_context *ctx, int *major, int *minor) {
-  if (!major || !minor) return wg_fail(ctx, WG_EINVAL, "wg_nvrtc_version: NULL output");
-  if (nvrtcVersion(major, minor) != NVRTC_SUCCESS)
-    return wg_fail(ctx, WG_ECOMPILE, "nvrtcVersion failed");
-  return WG_OK;
-}
-
-static void arch_list_text(char *buf, size_t size) {
-  pthread_once(&arch_once, arch_list_load);
-  size_t used = 0;
-  buf[0] = '\0';
-  for (int i = 0; i < arch_count && used < size; i++)
-    used += (size_t)snprintf(buf + used, size - used, "%ssm_%d", i ? ", " : "",
-                             arch_list[i]);
 }
 
 /* --- names ---------------------------------------------------------------- */
@@ -188,12 +133,11 @@ static int validate(wg_context *ctx, const wg_spec *s, int arch) {
                    PRId64 " for '%s')", s->cols, pn);
   }
 
-  if (s->arch != 0 && !wg_arch_supported(ctx, s->arch)) {
-    char archs[512];
-    arch_list_text(archs, sizeof archs);
-    return wg_fail(ctx, WG_ESPEC, "arch: sm_%d is not supported by this NVRTC; "
-                   "supported: %s", s->arch, archs);
-  }
+  /* Whether NVRTC compiles for s->arch is asked when compiling (compile.c):
+   * asking here would load NVRTC in processes the disk cache serves. */
+  if (s->arch < 0 || s->arch > 10000)
+    return wg_fail(ctx, WG_ESPEC, "arch: %d is not an architecture like 90 "
+                   "(sm_90)", s->arch);
   return WG_OK;
 }
 
@@ -402,8 +346,10 @@ int wg_spec_list(wg_context *ctx, wg_spec **out, size_t *count, int arch) {
   if (!out || !count) return wg_fail(ctx, WG_EINVAL, "wg_spec_list: NULL output");
   *out = NULL;
   *count = 0;
-  if (arch && !wg_arch_supported(ctx, arch))
-    return wg_fail(ctx, WG_ESPEC, "arch: sm_%d is not supported by this NVRTC", arch);
+  if (arch) {
+    int rc = wg_nvrtc_check_arch(ctx, arch);
+    if (rc) return rc;
+  }
   static const int widths[] = {2, 4, 8, 16, 32};
   size_t cap = 4096, n = 0;
   wg_spec *list = malloc(cap * sizeof *list);

@@ -235,18 +235,18 @@ static int run_tool(const char *const *args, const char *cache_dir,
 /* ========================================================================== */
 
 START_TEST(test_key_covers_every_field) {
-  wg_cache_key base = wg_cache_key_make("src", "-opt", 90, 13, 0);
-  wg_cache_key same = wg_cache_key_make("src", "-opt", 90, 13, 0);
+  wg_cache_key base = wg_cache_key_make("src", "-opt", 90, "nv13");
+  wg_cache_key same = wg_cache_key_make("src", "-opt", 90, "nv13");
   ck_assert_mem_eq(base.bytes, same.bytes, 16);
   wg_cache_key other[] = {
-      wg_cache_key_make("src ", "-opt", 90, 13, 0),
-      wg_cache_key_make("src", "-opt ", 90, 13, 0),
-      wg_cache_key_make("src", "-opt", 80, 13, 0),
-      wg_cache_key_make("src", "-opt", 90, 12, 0),
-      wg_cache_key_make("src", "-opt", 90, 13, 1),
+      wg_cache_key_make("src ", "-opt", 90, "nv13"),
+      wg_cache_key_make("src", "-opt ", 90, "nv13"),
+      wg_cache_key_make("src", "-opt", 80, "nv13"),
+      wg_cache_key_make("src", "-opt", 90, "nv12"),
+      wg_cache_key_make("src", "-opt", 90, "nv13 "),
       /* the same bytes split differently between source and options */
-      wg_cache_key_make("sr", "c-opt", 90, 13, 0),
-      wg_cache_key_make("src-opt", "", 90, 13, 0),
+      wg_cache_key_make("sr", "c-opt", 90, "nv13"),
+      wg_cache_key_make("src-opt", "", 90, "nv13"),
   };
   for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
     ck_assert_msg(memcmp(base.bytes, other[i].bytes, 16) != 0,
@@ -650,7 +650,7 @@ END_TEST
 START_TEST(test_remove_entry) {
   make_test_dir();
   wg_context *ctx = context_on(test_dir, 0);
-  wg_cache_key key = wg_cache_key_make("source", "-opt", 90, 13, 0);
+  wg_cache_key key = wg_cache_key_make("source", "-opt", 90, "nv13");
   char ptx[] = "// ptx";
   unsigned char cubin[100] = {1, 2, 3};
   wg_binary bin = {ptx, strlen(ptx), cubin, sizeof cubin};
@@ -962,7 +962,7 @@ START_TEST(test_cap_holds_across_contexts) {
   for (int i = 0; i < 60; i++) {
     wg_context *ctx = context_on(test_dir, cap);
     memset(cubin, i, sizeof cubin);
-    wg_cache_key key = wg_cache_key_make("source", "-opt", i, 13, 0);
+    wg_cache_key key = wg_cache_key_make("source", "-opt", i, "nv13");
     wg_binary bin = {ptx, strlen(ptx), cubin, sizeof cubin};
     wg_cache_store(ctx, &key, &bin);
     ck_assert_msg(folder_bytes(test_dir) <= cap, "over the cap after %d", i);

@@ -115,7 +115,8 @@ START_TEST(cubin_is_elf) {
   size_t n;
   ck_assert_int_eq(wg_supported_archs(ctx, &archs, &n), WG_OK);
   ck_assert_uint_gt(n, 3);
-  ck_assert(wg_arch_supported(ctx, 90));
+  ck_assert_int_eq(wg_nvrtc_check_arch(ctx, 90), WG_OK);
+  ck_assert_int_eq(wg_nvrtc_check_arch(ctx, 52), WG_ESPEC);
   wg_free(archs);
   wg_context_destroy(ctx);
 }

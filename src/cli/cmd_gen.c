@@ -3,6 +3,7 @@
  * show, list and info.
  */
 #include "cli.h"
+#include "internal.h" /* wg_nvrtc_path, wg_nvrtc_identity for info */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -346,15 +347,21 @@ int wg_cli_list(int argc, char **argv) {
 int wg_cli_info(int argc, char **argv) {
   if (argc > 1) {
     fputs("usage: warpgen info\n  Prints versions, the architectures NVRTC supports, "
-          "where templates, the cache\n  and the disassembler are, and the CUDA driver "
+          "where NVRTC, templates,\n  the cache and the disassembler are, and the CUDA driver "
           "and devices when present.\n", strcmp(argv[1], "--help") ? stderr : stdout);
     return strcmp(argv[1], "--help") ? WG_EXIT_USAGE : WG_EXIT_OK;
   }
   wg_context *ctx;
   if (wg_cli_context(&ctx)) return WG_EXIT_FAIL;
   int major = 0, minor = 0;
-  wg_nvrtc_version(ctx, &major, &minor);
-  printf("warpgen   %s\nNVRTC     %d.%d\narchs    ", wg_version(), major, minor);
+  printf("warpgen   %s\n", wg_version());
+  if (wg_nvrtc_version(ctx, &major, &minor) == WG_OK)
+    printf("NVRTC     %d.%d\n", major, minor);
+  else
+    printf("NVRTC     none: %s\n", wg_errmsg(ctx));
+  /* The file, and what of it keys the cache (src/nvrtc.c). */
+  printf("nvrtc at  %s\nnvrtc id  %s\narchs    ",
+         *wg_nvrtc_path() ? wg_nvrtc_path() : "(not found)", wg_nvrtc_identity());
   int *archs;
   size_t n;
   if (wg_supported_archs(ctx, &archs, &n) == WG_OK) {
