@@ -84,6 +84,24 @@ expect 0 "info" -- "$wg" info
 has "$tmp/out" "NVRTC" "info shows NVRTC"
 has "$tmp/out" "sm_90" "info lists sm_90"
 has "$tmp/out" "cache" "info shows the cache"
+has "$tmp/out" "nvrtc id  libnvrtc" "info shows what of NVRTC keys the cache"
+
+# NVRTC is loaded only to compile: a warm-cache process never maps it (the
+# loader's own log says what it opened), and a miss without NVRTC is a
+# clear failure.
+spec="reduce u32 max width=8 variant=xor arch=sm_90"
+expect 0 "cubin, cold" -- "$wg" cubin "$spec" -o "$tmp/k1.cubin"
+LD_DEBUG=files "$wg" cubin "$spec" -o "$tmp/k2.cubin" >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 0 ] && cmp -s "$tmp/k1.cubin" "$tmp/k2.cubin"; then ok; else bad "warm cubin differs"; fi
+has "$tmp/err" "file=libc.so" "LD_DEBUG shows what the loader opened"
+if ! grep -q libnvrtc "$tmp/err"; then ok; else bad "a warm-cache cubin loaded NVRTC"; fi
+LD_DEBUG=files "$wg" cubin "reduce u32 max width=8 variant=xor arch=sm_80" -o "$tmp/k3.cubin" >/dev/null 2>"$tmp/err"
+has "$tmp/err" "libnvrtc" "a cold cubin loads NVRTC"
+expect 1 "cubin, no NVRTC" -- env WARPGEN_NVRTC=/nonexistent "$wg" cubin "$spec" -o "$tmp/k4.cubin"
+has "$tmp/err" "WARPGEN_NVRTC=/nonexistent is not libnvrtc.so" "missing NVRTC named"
+expect 0 "source without NVRTC" -- env WARPGEN_NVRTC=/nonexistent "$wg" source "$spec"
+expect 2 "arch NVRTC lacks" -- "$wg" cubin "reduce f32 sum arch=sm_52" -o "$tmp/k5.cubin"
+has "$tmp/err" "arch: sm_52 is not supported by this NVRTC" "unsupported arch named at compile"
 
 # sass: works where a disassembler exists, else exit 3 with advice.
 "$wg" sass "reduce f32 sum variant=down" >"$tmp/out" 2>"$tmp/err"
