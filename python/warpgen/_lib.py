@@ -3,10 +3,13 @@
 This is the only module that knows the C ABI of include/warpgen.h: struct
 layouts, argument types and status codes. Everything else in the package
 goes through the names defined here.
+
+Loading libwarpgen maps neither NVRTC nor the CUDA driver (the library
+loads each on the first call that needs it), so `import warpgen` costs a
+few milliseconds; keep heavy imports out of module level.
 """
 
 import ctypes
-import ctypes.util
 import os
 
 # Status codes (enum in warpgen.h).
@@ -91,18 +94,21 @@ class wg_launch_config(ctypes.Structure):
 
 
 def _candidates():
-    """Where libwarpgen may be, in the order tried."""
+    """Where libwarpgen may be, in the order tried; a generator, so that the
+    system's search (ctypes.util, which imports subprocess and may run
+    ldconfig) is asked only when the package's own copy is missing."""
     env = os.environ.get("WARPGEN_LIBRARY")
     if env:
         # An explicit choice: no silent fallback to another copy.
-        return [env]
+        yield env
+        return
     here = os.path.dirname(os.path.abspath(__file__))
-    found = [os.path.join(here, "libwarpgen.so")]
+    yield os.path.join(here, "libwarpgen.so")
+    import ctypes.util
     system = ctypes.util.find_library("warpgen")
     if system:
-        found.append(system)
-    found.append("libwarpgen.so.0")
-    return found
+        yield system
+    yield "libwarpgen.so.0"
 
 
 def _load():

@@ -5,13 +5,12 @@ built.
 Looks where the warpgen command looks: WARPGEN_NVDISASM, then the toolkit's
 bin/ (CUDA_PATH, CUDA_HOME, /usr/local/cuda), then PATH; nvdisasm first,
 since it prints the SASS alone.
+
+shutil, subprocess, sysconfig and tempfile are imported by the functions
+that use them: `import warpgen` should cost next to nothing.
 """
 
 import os
-import shutil
-import subprocess
-import sysconfig
-import tempfile
 
 from . import _lib
 from .errors import Error, NotFoundError
@@ -21,6 +20,7 @@ _TOOLS = ("nvdisasm", "cuobjdump")
 
 def find_disassembler():
     """(path, is_nvdisasm) of the disassembler to use, or None."""
+    import shutil
     env = os.environ.get("WARPGEN_NVDISASM")
     if env and os.access(env, os.X_OK):
         return env, "cuobjdump" not in os.path.basename(env)
@@ -40,6 +40,8 @@ def find_disassembler():
 def find_command():
     """The warpgen command: WARPGEN_COMMAND, next to the loaded library (a
     build folder), the scripts folder pip installed it to, or PATH."""
+    import shutil
+    import sysconfig
     places = [os.environ.get("WARPGEN_COMMAND"),
               os.path.join(os.path.dirname(_lib.path), "warpgen"),
               os.path.join(sysconfig.get_path("scripts"), "warpgen"),
@@ -51,6 +53,7 @@ def find_command():
 
 
 def _run(args, what):
+    import subprocess
     done = subprocess.run(args, capture_output=True, text=True)
     if done.returncode != 0:
         raise Error(f"{what} failed ({done.returncode}): "
@@ -61,6 +64,8 @@ def _run(args, what):
 def disassemble(cubin, spec_text=None):
     """The SASS text of a cubin image (bytes). Without a disassembler, asks
     the warpgen command for the SASS of spec_text."""
+    import subprocess
+    import tempfile
     found = find_disassembler()
     if found is not None:
         tool, is_nvdisasm = found
