@@ -26,8 +26,8 @@ if [ "${1:-}" = --prepare ]; then
     "$build/bench/cache_bench" "$build/libwarpgen.so.0" "$bin/" || exit 1
   ln -sf libwarpgen.so.0 "$bin/libwarpgen.so"
   gcc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc -I"$cuda/include" \
-    bench/warp_latency.c "$build/libwarpgen.a" -L"$cuda/lib64" -lnvrtc -ldl \
-    -lpthread -lm -Wl,-rpath,"$cuda/lib64" -o "$bin/warp_latency" || exit 1
+    bench/warp_latency.c "$build/libwarpgen.a" -ldl \
+    -lpthread -lm -o "$bin/warp_latency" || exit 1
   cache=$(mktemp -d)
   export WARPGEN_CACHE_DIR=$cache
   "$bin/warp_latency" --compile-only 2>/dev/null
@@ -35,6 +35,9 @@ if [ "${1:-}" = --prepare ]; then
     "$bin/test_reduce" --specs | sort -u | sed 's/$/ arch=sm_90/'; } |
     xargs -P "$(nproc)" -d '\n' -I{} "$bin/warpgen" cubin "{}" -o /dev/null
   tar czf "$bin/cache.tgz" -C "$cache" . && rm -rf "$cache"
+  # The cache is keyed on this NVRTC file (name, size, mtime): the GPU
+  # machine's run says whether its NVRTC is the same one.
+  "$bin/warpgen" info | sed -n 's/^nvrtc id  //p' >"$bin/nvrtc-id"
   ls -la "$bin"
   exit 0
 fi
@@ -44,10 +47,16 @@ mkdir -p "$out"
 export WARPGEN_CACHE_DIR=${WARPGEN_CACHE_DIR:-/tmp/warpgen-cache}
 mkdir -p "$WARPGEN_CACHE_DIR"
 [ -f "$bin/cache.tgz" ] && tar xzf "$bin/cache.tgz" -C "$WARPGEN_CACHE_DIR"
-# The toolkit's NVRTC, wherever this machine keeps it.
-if ! ldd "$bin/warpgen" | grep -q 'libnvrtc.*=> /'; then
+# The toolkit's NVRTC, wherever this machine keeps it: warpgen loads it
+# only to compile, from WARPGEN_NVRTC when set (see the README).
+if [ -z "${WARPGEN_NVRTC:-}" ] && "$bin/warpgen" info | grep -q '^nvrtc at  (not found)'; then
   nvrtc=$(find / -name 'libnvrtc.so.13*' -not -path '/proc/*' 2>/dev/null | head -1)
-  export LD_LIBRARY_PATH=$(dirname "$nvrtc")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  [ -n "$nvrtc" ] && export WARPGEN_NVRTC=$nvrtc
+fi
+here_id=$("$bin/warpgen" info | sed -n 's/^nvrtc id  //p')
+if [ -f "$bin/nvrtc-id" ] && [ "$here_id" != "$(cat "$bin/nvrtc-id")" ]; then
+  echo "note: NVRTC here ($here_id) is not the one cache.tgz was built with" \
+       "($(cat "$bin/nvrtc-id")): every kernel compiles here"
 fi
 step() { echo; echo "=== $* ($(date +%T))"; }
 
