@@ -49,11 +49,13 @@ mkdir -p "$WARPGEN_CACHE_DIR"
 [ -f "$bin/cache.tgz" ] && tar xzf "$bin/cache.tgz" -C "$WARPGEN_CACHE_DIR"
 # The toolkit's NVRTC, wherever this machine keeps it: warpgen loads it
 # only to compile, from WARPGEN_NVRTC when set (see the README).
-if [ -z "${WARPGEN_NVRTC:-}" ] && "$bin/warpgen" info | grep -q '^nvrtc at  (not found)'; then
+# (CUDA_VISIBLE_DEVICES= keeps `info` from starting CUDA: seconds here.)
+nvrtc_info() { CUDA_VISIBLE_DEVICES= "$bin/warpgen" info 2>/dev/null; }
+if [ -z "${WARPGEN_NVRTC:-}" ] && nvrtc_info | grep -q '^nvrtc at  (not found)'; then
   nvrtc=$(find / -name 'libnvrtc.so.13*' -not -path '/proc/*' 2>/dev/null | head -1)
   [ -n "$nvrtc" ] && export WARPGEN_NVRTC=$nvrtc
 fi
-here_id=$("$bin/warpgen" info | sed -n 's/^nvrtc id  //p')
+here_id=$(nvrtc_info | sed -n 's/^nvrtc id  //p')
 if [ -f "$bin/nvrtc-id" ] && [ "$here_id" != "$(cat "$bin/nvrtc-id")" ]; then
   echo "note: NVRTC here ($here_id) is not the one cache.tgz was built with" \
        "($(cat "$bin/nvrtc-id")): every kernel compiles here"
