@@ -32,7 +32,6 @@
 
 #include <cuda.h> /* CUDA_VERSION: the NVRTC major to look for */
 #include <dlfcn.h>
-#include <errno.h>
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
@@ -46,7 +45,7 @@
 #define WG_CUDA_ROOT "/usr/local/cuda"
 #endif
 
-
+/* Where each entry of wg_nvrtc_api comes from. */
 typedef struct nvrtc_entry {
   const char *symbol;
   size_t offset;
@@ -55,12 +54,10 @@ typedef struct nvrtc_entry {
 #define ENTRY(field) {"nvrtc" #field, offsetof(wg_nvrtc_api, field)}
 
 static const nvrtc_entry nvrtc_entries[] = {
-    ENTRY(Version),           ENTRY(GetErrorString),
-    ENTRY(GetNumSupportedArchs), ENTRY(GetSupportedArchs),
-    ENTRY(CreateProgram),     ENTRY(DestroyProgram),
-    ENTRY(CompileProgram),    ENTRY(GetPTXSize),
-    ENTRY(GetPTX),            ENTRY(GetCUBINSize),
-    ENTRY(GetCUBIN),          ENTRY(GetProgramLogSize),
+    ENTRY(Version),        ENTRY(GetErrorString),    ENTRY(GetNumSupportedArchs),
+    ENTRY(GetSupportedArchs), ENTRY(CreateProgram), ENTRY(DestroyProgram),
+    ENTRY(CompileProgram), ENTRY(GetPTXSize),        ENTRY(GetPTX),
+    ENTRY(GetCUBINSize),   ENTRY(GetCUBIN),          ENTRY(GetProgramLogSize),
     ENTRY(GetProgramLog),
 };
 
@@ -87,30 +84,35 @@ static struct {
 
 /* --- finding --------------------------------------------------------------- */
 
-static int describe_stat(char *buf, size_t size, const char *real,
-                         const struct stat *st) {
+/* The identity text of the file whose real path is `real`. */
+static int identity_of(char *buf, size_t size, const char *real,
+                       const struct stat *st) {
   const char *base = strrchr(real, '/');
   return snprintf(buf, size, "%s size=%lld mtime=%lld", base ? base + 1 : real,
                   (long long)st->st_size, (long long)st->st_mtime);
 }
 
+/* Resolves path to a regular file's real path and its stat. */
+static bool resolve(const char *path, char real[PATH_MAX], struct stat *st) {
+  return path && realpath(path, real) && stat(real, st) == 0 &&
+         S_ISREG(st->st_mode);
+}
+
 int wg_nvrtc_describe(char *buf, size_t size, const char *path) {
   char real[PATH_MAX];
   struct stat st;
-  if (!path || !realpath(path, real) || stat(real, &st) != 0 ||
-      !S_ISREG(st.st_mode))
-    return WG_ENOTFOUND;
-  return describe_stat(buf, size, real, &st);
+  if (!resolve(path, real, &st)) return WG_ENOTFOUND;
+  return identity_of(buf, size, real, &st);
 }
 
 /* Takes path as the NVRTC to use when it names a regular file. */
 static bool take_file(const char *path) {
+  char real[PATH_MAX];
   struct stat st;
-  if (!realpath(path, nvrtc.path) || stat(nvrtc.path, &st) != 0 ||
-      !S_ISREG(st.st_mode))
-    return false;
+  if (!resolve(path, real, &st)) return false;
+  memcpy(nvrtc.path, real, sizeof real);
   nvrtc.st = st;
-  describe_stat(nvrtc.identity, sizeof nvrtc.identity, nvrtc.path, &st);
+  identity_of(nvrtc.identity, sizeof nvrtc.identity, real, &st);
   nvrtc.found = true;
   return true;
 }
