@@ -268,7 +268,9 @@ WG_API int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text);
 WG_API int wg_spec_format(char *buf, size_t size, const wg_spec *spec);
 
 /* WG_OK if spec describes a kernel warpgen can make, else WG_ESPEC with a
- * message that names the field and says what is allowed. No compile. */
+ * message that names the field and says what is allowed. No compile, and
+ * NVRTC is never loaded: whether this NVRTC supports spec->arch is checked
+ * when the kernel is compiled (wg_ptx, wg_cubin, the launches). */
 WG_API int wg_spec_validate(wg_context *ctx, const wg_spec *spec);
 
 /* The concrete variant `auto` stands for in this spec (the spec's own
@@ -284,25 +286,32 @@ WG_API int wg_spec_list(wg_context *ctx, wg_spec **out, size_t *count,
                         int arch);
 
 /* The real architectures this NVRTC can compile for, ascending (e.g. 75,
- * 80, ..., 121); *out freed with wg_free. */
+ * 80, ..., 121); *out freed with wg_free. Loads NVRTC (once per process,
+ * thread-safe); WG_ECOMPILE, with where it looked, when it cannot. */
 WG_API int wg_supported_archs(wg_context *ctx, int **out, size_t *count);
 
-/* NVRTC's version, e.g. 13 and 0. */
+/* NVRTC's version, e.g. 13 and 0. Loads NVRTC, as wg_supported_archs. */
 WG_API int wg_nvrtc_version(wg_context *ctx, int *major, int *minor);
 
 /* ------------------------------------------------------------------------ */
 /* Generating and compiling (no GPU needed)                                  */
 /* ------------------------------------------------------------------------ */
 
-/* The CUDA source for spec, NUL-terminated, freed with wg_free. */
+/* The CUDA source for spec, NUL-terminated, freed with wg_free. Never
+ * loads NVRTC; asks the device (starting the driver) only when the spec
+ * leaves arch unset. */
 WG_API int wg_source(wg_context *ctx, char **out, const wg_spec *spec);
 
 /* The PTX for spec (NUL-terminated; *len excludes the NUL), compiled with
- * NVRTC or taken from the disk cache; freed with wg_free. len may be NULL. */
+ * NVRTC or taken from the disk cache; freed with wg_free. len may be NULL.
+ * NVRTC is loaded only on a cache miss (WARPGEN_NVRTC, else the toolkit's;
+ * see the README): WG_ECOMPILE when it cannot be found or loaded, WG_ESPEC
+ * when it does not support the spec's arch. A spec that leaves arch unset
+ * is made for the context's device, which starts the CUDA driver. */
 WG_API int wg_ptx(wg_context *ctx, char **out, size_t *len,
                   const wg_spec *spec);
 
-/* The cubin (an ELF image) for spec; freed with wg_free. */
+/* The cubin (an ELF image) for spec; freed with wg_free. As wg_ptx. */
 WG_API int wg_cubin(wg_context *ctx, void **out, size_t *len,
                     const wg_spec *spec);
 
