@@ -2,7 +2,8 @@
 # gpu_all.sh - everything that needs the GPU, in one go, for a lent machine
 # where every minute counts: device facts, `warpgen run` as a new user would
 # try it, the latency/throughput table, the `gpu` Check suite (which
-# compiles its specs on every core itself) and the compute-sanitizer pass.
+# compiles its specs on every core itself), the compute-sanitizer pass and
+# the start-up costs (bench/startup.sh).
 # Each step has a time limit; about 4 minutes in all on an H200. Logs go to
 # $OUT (else ./gpu-logs); the last lines printed are the summaries.
 #
@@ -102,6 +103,9 @@ step "python package against torch and cupy"
 PYTHONPATH=python WARPGEN_LIBRARY=$bin/libwarpgen.so timeout 60 \
   python3 -m pytest -q -x python/tests >"$out/pytest.log" 2>&1
 echo "pytest exit $?"; tail -5 "$out/pytest.log"
+
+step "start-up: warm-cache warpgen cubin, import warpgen"
+timeout 60 bash bench/startup.sh "$bin" 200
 
 step tables
 cat "$out/latency.md"
