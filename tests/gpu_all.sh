@@ -54,7 +54,9 @@ mkdir -p "$WARPGEN_CACHE_DIR"
 nvrtc_info() { CUDA_VISIBLE_DEVICES= "$bin/warpgen" info 2>/dev/null; }
 if [ -z "${WARPGEN_NVRTC:-}" ] && nvrtc_info | grep -q '^nvrtc at  (not found)'; then
   nvrtc=$(find / -name 'libnvrtc.so.13*' -not -path '/proc/*' 2>/dev/null | head -1)
-  [ -n "$nvrtc" ] && export WARPGEN_NVRTC=$nvrtc
+  # cache_bench links libnvrtc itself (it times NVRTC alone).
+  [ -n "$nvrtc" ] && export WARPGEN_NVRTC=$nvrtc \
+    LD_LIBRARY_PATH=$(dirname "$nvrtc")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 here_id=$(nvrtc_info | sed -n 's/^nvrtc id  //p')
 if [ -f "$bin/nvrtc-id" ] && [ "$here_id" != "$(cat "$bin/nvrtc-id")" ]; then
