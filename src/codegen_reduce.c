@@ -58,8 +58,10 @@ int64_t wg_rows_spec_cols(wg_type type, uint64_t cols) {
 static int codegen_array(wg_context *ctx, wg_buf *out, const wg_spec *s,
                          const char *spec_text, const char *kernel,
                          const char *prelude, const char *helpers) {
-  char block[16], unroll[16], max_blocks[16];
+  char block[16], unroll[16], max_blocks[16], tickets[16], partial[16];
   snprintf(block, sizeof block, "%u", WG_REDUCE_BLOCK);
+  snprintf(tickets, sizeof tickets, "%u", WG_WORKSPACE_TICKET_BYTES);
+  snprintf(partial, sizeof partial, "%u", WG_WORKSPACE_PARTIAL_BYTES);
   snprintf(unroll, sizeof unroll, "%d", WG_REDUCE_UNROLL);
   snprintf(max_blocks, sizeof max_blocks, "%u", WG_REDUCE_MAX_BLOCKS);
   (void)s;
@@ -68,6 +70,7 @@ static int codegen_array(wg_context *ctx, wg_buf *out, const wg_spec *s,
     {"prelude", prelude}, {"helpers", helpers},
     {"kernel", kernel},   {"block", block},
     {"unroll", unroll},   {"max_blocks", max_blocks},
+    {"ticket_bytes", tickets}, {"partial_bytes", partial},
   };
   return wg_template_render(ctx, out, "array_reduce.cu", vars, WG_COUNT_OF(vars));
 }
@@ -77,7 +80,9 @@ static int codegen_rows(wg_context *ctx, wg_buf *out, const wg_spec *s,
                         const char *prelude, const char *helpers) {
   const wg_rows_shape shape = wg_rows_shape_for(s->type, s->cols);
   char block[16], long_rows[4], group[16], vpl[16], rpr[16], split_rows[16],
-      partials[16], summary[256];
+      partials[16], tickets[16], partial[16], summary[256];
+  snprintf(tickets, sizeof tickets, "%u", WG_WORKSPACE_TICKET_BYTES);
+  snprintf(partial, sizeof partial, "%u", WG_WORKSPACE_PARTIAL_BYTES);
   snprintf(block, sizeof block, "%u", WG_REDUCE_BLOCK);
   snprintf(long_rows, sizeof long_rows, "%d", shape.long_rows ? 1 : 0);
   snprintf(group, sizeof group, "%d", shape.group);
@@ -111,6 +116,7 @@ static int codegen_rows(wg_context *ctx, wg_buf *out, const wg_spec *s,
     {"rows_per_round", rpr},
     {"max_split_rows", split_rows},
     {"max_row_partials", partials},
+    {"ticket_bytes", tickets}, {"partial_bytes", partial},
   };
   return wg_template_render(ctx, out, "rows_reduce.cu", vars, WG_COUNT_OF(vars));
 }

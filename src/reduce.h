@@ -1,8 +1,8 @@
 /*
  * reduce.h - what the whole-array and row reductions share between the
  * source they generate (codegen_reduce.c) and the launches (reduce.c): the
- * block size the templates are compiled for, the sizes of the workspaces
- * kept in each module's global memory, and the choice of row shape.
+ * block size the templates are compiled for, the layout of the workspace a
+ * launch gets (workspace.c), and the choice of row shape.
  *
  * The numbers come from measurements on an H200 (docs/reduce-design.md).
  */
@@ -24,6 +24,18 @@
  * this many (row, block) partials. */
 #define WG_ROWS_MAX_SPLIT_ROWS 2048u
 #define WG_ROWS_MAX_PARTIALS 8192u
+
+/* A launch's workspace: the "last block" tickets (one a row of a split row
+ * launch; the whole-array kernel uses the first), zero between launches,
+ * then the partials (each at most WG_WORKSPACE_PARTIAL_BYTES, the widest
+ * accumulator; the templates assert it). */
+#define WG_WORKSPACE_TICKET_BYTES (WG_ROWS_MAX_SPLIT_ROWS * 4u)
+#define WG_WORKSPACE_PARTIALS \
+  (WG_ROWS_MAX_PARTIALS > WG_REDUCE_MAX_BLOCKS ? WG_ROWS_MAX_PARTIALS \
+                                               : WG_REDUCE_MAX_BLOCKS)
+#define WG_WORKSPACE_PARTIAL_BYTES 8u
+#define WG_WORKSPACE_BYTES \
+  (WG_WORKSPACE_TICKET_BYTES + WG_WORKSPACE_PARTIALS * WG_WORKSPACE_PARTIAL_BYTES)
 
 /* How a reduce-rows kernel maps rows onto threads. */
 typedef struct wg_rows_shape {

@@ -19,13 +19,18 @@ ${prelude}
  *   their loads in flight at once (longer rows take more rounds).
  * WG_LONG_ROWS 1: a warp per row (launch argument split = 0), or `split`
  *   blocks per row (split >= 1; with split > 1 the last block of a row to
- *   finish folds the row's partials in order). */
+ *   finish folds the row's partials in order). Split launches keep a ticket
+ *   a row and the partials in the launch's `workspace` (tickets first, zero
+ *   at the start; the launcher gives each launch in flight its own); other
+ *   launches get NULL and never touch it. */
 #define WG_LONG_ROWS ${long_rows}
 #define WG_GROUP ${group}
 #define WG_VECTORS_PER_LANE ${vectors_per_lane}
 #define WG_ROWS_PER_ROUND ${rows_per_round}
 #define WG_MAX_SPLIT_ROWS ${max_split_rows} /* rows a split launch may have */
 #define WG_MAX_ROW_PARTIALS ${max_row_partials} /* rows * split, at most */
+#define WG_TICKET_BYTES ${ticket_bytes} /* where the workspace's partials start */
+static_assert(sizeof(wg_acc) <= ${partial_bytes}, "the workspace's partials are too small");
 
 ${helpers}
 #if !WG_LONG_ROWS
@@ -33,9 +38,10 @@ ${helpers}
  * every lane of a tile runs the same passes, so the shuffles see all lanes. */
 static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
     unsigned long long rows, unsigned long long cols, unsigned long long stride,
-    wg_elem *__restrict__ out, unsigned split)
+    wg_elem *__restrict__ out, unsigned split, unsigned char *workspace)
 {
   (void)split;
+  (void)workspace;
   const int G = WG_GROUP, V = WG_VECTORS_PER_LANE, R = WG_ROWS_PER_ROUND;
   const int GROUPS = WG_BLOCK / G;
   const int SCALARS = (WG_VEC - 1 + G - 1) / G; /* head/tail slots a lane */
@@ -105,9 +111,6 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
   }
 }
 #else
-__device__ wg_acc wg_row_partials[WG_MAX_ROW_PARTIALS];
-__device__ unsigned int wg_row_tickets[WG_MAX_SPLIT_ROWS];
-
 /* Folds vectors [begin, end) of body, `step` apart from this thread's
  * `start`, U loads in flight. */
 template <int U>
@@ -127,7 +130,7 @@ static __device__ __forceinline__ wg_acc wg_fold_span(const uint4 *body,
 
 static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
     unsigned long long rows, unsigned long long cols, unsigned long long stride,
-    wg_elem *__restrict__ out, unsigned split)
+    wg_elem *__restrict__ out, unsigned split, unsigned char *workspace)
 {
   if (split == 0) { /* a warp per row; the loop test is the same for the warp */
     const unsigned lane = threadIdx.x & 31u;
@@ -147,6 +150,8 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
     return;
   }
   /* `split` blocks per row, each a contiguous share of the row's vectors. */
+  unsigned int *const wg_row_tickets = (unsigned int *)workspace;
+  wg_acc *const wg_row_partials = (wg_acc *)(workspace + WG_TICKET_BYTES);
   for (unsigned long long item = blockIdx.x; item < rows * split; item += gridDim.x) {
     const unsigned long long row = item / split;
     const unsigned chunk = (unsigned)(item % split);
@@ -175,7 +180,7 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
           for (unsigned c = 0; c < split; c++)
             total = wg_combine(total, __ldcg(wg_row_partials + row * split + c));
           out[row] = wg_store(total);
-          wg_row_tickets[row] = 0; /* ready for the next launch */
+          wg_row_tickets[row] = 0; /* ready for the workspace's next launch */
         }
       }
     }
@@ -188,7 +193,7 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
 extern "C" __global__ void __launch_bounds__(WG_BLOCK, WG_LONG_ROWS ? 4 : 1)
 ${kernel}(const wg_elem *__restrict__ in, unsigned long long rows,
     unsigned long long cols, unsigned long long stride,
-    wg_elem *__restrict__ out, unsigned split)
+    wg_elem *__restrict__ out, unsigned split, unsigned char *workspace)
 {
-  wg_rows(in, rows, cols, stride, out, split);
+  wg_rows(in, rows, cols, stride, out, split, workspace);
 }
