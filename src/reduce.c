@@ -137,7 +137,18 @@ int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
   const uint64_t warps_per_block = WG_REDUCE_BLOCK / 32u;
   uint64_t grid;
   unsigned split = 0;
-  if (!shape.long_rows) {
+  const bool packed = shape.pack_rows && (uint64_t)spec.cols == cols &&
+                      (rows == 1 || row_stride == cols) && in % 16 == 0;
+  if (packed) {
+    /* Tiny rows that touch: chunks of pack_rows rows, pack_unroll chunks a
+     * thread a sweep; split = 1 tells the kernel. */
+    split = 1;
+    const uint64_t chunks = rows / (uint64_t)shape.pack_rows +
+                            (rows % (uint64_t)shape.pack_rows != 0);
+    const uint64_t per_block = (uint64_t)WG_REDUCE_BLOCK * (uint64_t)shape.pack_unroll;
+    grid = chunks / per_block + (chunks % per_block != 0);
+    if (grid > resident) grid = resident;
+  } else if (!shape.long_rows) {
     const uint64_t rows_per_tile = (WG_REDUCE_BLOCK / (uint64_t)shape.group) *
                                    (uint64_t)shape.rows_per_round;
     grid = rows / rows_per_tile + (rows % rows_per_tile != 0);
@@ -148,12 +159,14 @@ int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
     if (grid > resident) grid = resident;
   } else {
     /* A block per row; too few rows to fill the GPU: several, each at
-     * least 32 vectors a thread, within the workspace. */
+     * least 32 vectors a thread, within the workspace. Never more blocks
+     * than are resident: rounding up (576 blocks for 528 resident at 64
+     * rows) left a second, nearly empty wave that idles most of the GPU. */
     split = 1;
     const uint64_t sms = (uint64_t)ctx->device->info.sm_count;
     if (rows < sms * 4 && rows <= WG_ROWS_MAX_SPLIT_ROWS) {
       const uint64_t vectors = cols / (16u / size);
-      uint64_t want = (resident + rows - 1) / rows;
+      uint64_t want = resident / rows;
       const uint64_t most = vectors / ((uint64_t)WG_REDUCE_BLOCK * 32u);
       if (want > most) want = most;
       if (want > WG_ROWS_MAX_PARTIALS / rows) want = WG_ROWS_MAX_PARTIALS / rows;

@@ -4,8 +4,8 @@
  * type and operator; sizes around each boundary of the launch logic (0, 1,
  * a vector, one block's share, one block's share + 1, millions, and
  * 2^31 + 33 elements); column counts from 1 to 100 000 with strides that
- * leave rows unaligned; unaligned starting pointers; several blocks per
- * row; repeated runs giving the same bits; and the errors a caller can
+ * leave rows unaligned; unaligned starting pointers; packed tiny rows;
+ * several blocks per row; repeated runs giving the same bits; and the errors a caller can
  * make; and many calls overlapping on two and eight streams, from one
  * context and from two, and calls captured in CUDA graphs and replayed
  * beside eager ones, all giving the bits the same calls give alone.
@@ -408,25 +408,33 @@ END_TEST
 
 /* --- rows ----------------------------------------------------------------- */
 
-/* rows x cols from element `offset`, rows `stride` apart; checks each row. */
-static void check_rows(wg_context *ctx, buffers *b, wg_type t, wg_operator op,
-                       uint64_t rows, uint64_t cols, uint64_t stride, uint64_t offset) {
+/* rows x cols from element `offset`, rows `stride` apart, into outputs
+ * from element `out_offset`; checks each row. */
+static void check_rows_out(wg_context *ctx, buffers *b, wg_type t, wg_operator op,
+                           uint64_t rows, uint64_t cols, uint64_t stride, uint64_t offset,
+                           uint64_t out_offset) {
   const size_t size = wg_types[t].size;
-  OK(ctx, wg_memset_d8(ctx, b->dev_out, poison_byte(t), rows * size + GUARD_BYTES, NULL));
+  OK(ctx, wg_memset_d8(ctx, b->dev_out, poison_byte(t),
+                       (rows + out_offset) * size + GUARD_BYTES, NULL));
   OK(ctx, wg_reduce_rows(ctx, t, op, b->dev_in + offset * size, rows, cols, stride,
-                         b->dev_out, NULL));
+                         b->dev_out + out_offset * size, NULL));
   char what[200], why[200];
   snprintf(what, sizeof what,
            "reduce-rows %s %s rows=%" PRIu64 " cols=%" PRIu64 " stride=%" PRIu64
-           " offset=%" PRIu64, wg_types[t].name, wg_operators[op].name, rows, cols,
-           stride, offset);
-  read_outputs(ctx, b, t, rows, what);
+           " offset=%" PRIu64 " out_offset=%" PRIu64, wg_types[t].name,
+           wg_operators[op].name, rows, cols, stride, offset, out_offset);
+  read_outputs(ctx, b, t, rows + out_offset, what);
   for (uint64_t r = 0; r < rows; r++) {
     const ref_value ref = reference(t, op, b->host_in, offset + r * stride, cols);
-    const unsigned char *got = (const unsigned char *)b->host_out + r * size;
+    const unsigned char *got = (const unsigned char *)b->host_out + (out_offset + r) * size;
     ck_assert_msg(matches(t, op, got, ref, why, sizeof why), "%s, row %" PRIu64
                   ": %s (seed 0x%016" PRIx64 ")", what, r, why, wg_test_seed());
   }
+}
+
+static void check_rows(wg_context *ctx, buffers *b, wg_type t, wg_operator op,
+                       uint64_t rows, uint64_t cols, uint64_t stride, uint64_t offset) {
+  check_rows_out(ctx, b, t, op, rows, cols, stride, offset, 0);
 }
 
 /* Rows for a sweep: about 2^18 elements, at least 3 rows, at most 3000. */
@@ -494,12 +502,67 @@ START_TEST(rows_few_and_long) {
     buffers_make(ctx, &b, elements * size, more_rows * size);
     fill_input(ctx, &b, pairs[i].type, pairs[i].op, elements, wg_test_seed() + 3000 + i);
     for (int run = 0; run < 2; run++) {
+      check_rows(ctx, &b, pairs[i].type, pairs[i].op, 64, cols / 16, cols / 16 + 3, 1);
       check_rows(ctx, &b, pairs[i].type, pairs[i].op, rows, cols, stride, 1);
       check_rows(ctx, &b, pairs[i].type, pairs[i].op, 1, cols, cols, 0);
       check_rows(ctx, &b, pairs[i].type, pairs[i].op, more_rows, more_cols, more_cols, 0);
     }
     buffers_free(ctx, &b);
   }
+  /* One row split over more blocks than a block has threads: the last
+   * block's fold of the partials loops. */
+  if (!quick()) {
+    const uint64_t n = (1u << 23) + (1u << 21) + 5;
+    buffers b;
+    buffers_make(ctx, &b, (n + 8) * 4, 64);
+    fill_input(ctx, &b, WG_F32, WG_OP_SUM, n + 8, wg_test_seed() + 3100);
+    check_rows(ctx, &b, WG_F32, WG_OP_SUM, 1, n, n, 2);
+    fill_input(ctx, &b, WG_I32, WG_OP_XOR, n + 8, wg_test_seed() + 3101);
+    check_rows(ctx, &b, WG_I32, WG_OP_XOR, 1, n, n, 0);
+    buffers_free(ctx, &b);
+  }
+  wg_context_destroy(ctx);
+}
+END_TEST
+
+/* Packed tiny rows (stride == cols, 16-byte aligned base): every row
+ * length up to 32 bytes; row counts around one chunk (pack_rows rows) and
+ * past one sweep of the grid; outputs aligned for the wide stores and not;
+ * the same rows strided and from a misaligned base (the general path). */
+static const pair packed_pairs[] = {
+    {WG_F32, WG_OP_SUM}, {WG_F16, WG_OP_MAX}, {WG_BF16, WG_OP_SUM},
+    {WG_F64, WG_OP_SUM}, {WG_I32, WG_OP_XOR}, {WG_U64, WG_OP_MIN},
+};
+
+START_TEST(rows_packed) {
+  const pair p = packed_pairs[_i];
+  const size_t size = wg_types[p.type].size;
+  const uint64_t most_cols = WG_PACK_MAX_ROW_BYTES / size;
+  const uint64_t big = quick() ? (1u << 16) : (1u << 23);
+  wg_context *ctx = new_context();
+  buffers b;
+  buffers_make(ctx, &b, (big + 64) * size, (big + 8) * size);
+  fill_input(ctx, &b, p.type, p.op, big + 64, wg_test_seed() + 7000 + _i);
+  for (uint64_t cols = 1; cols <= most_cols; cols++) {
+    if (!prod_fits(p.type, p.op, cols)) continue;
+    const wg_rows_shape shape = wg_rows_shape_for(p.type, (int64_t)cols);
+    ck_assert_int_gt(shape.pack_rows, 0);
+    const uint64_t r = (uint64_t)shape.pack_rows;
+    /* The whole buffer for the longest and shortest rows: several sweeps. */
+    const uint64_t many = (cols <= 2 || cols == most_cols ? big : big / 8) / cols;
+    const uint64_t counts[] = {1, r + 1, 2 * r - 1, 3 * r * 256 + 1, 100003 / cols, many};
+    for (size_t c = 0; c < WG_COUNT_OF(counts); c++) {
+      const uint64_t rows = counts[c];
+      check_rows_out(ctx, &b, p.type, p.op, rows, cols, cols, 0, 0);
+      if (c == 2 || c == 4) {
+        check_rows_out(ctx, &b, p.type, p.op, rows, cols, cols, 0, 1); /* narrow stores */
+        check_rows(ctx, &b, p.type, p.op, rows, cols, cols, 1);        /* misaligned */
+        check_rows(ctx, &b, p.type, p.op, rows, cols, cols + 1, 0);    /* strided */
+      }
+    }
+    check_rows(ctx, &b, p.type, p.op, 1, cols, cols + 3, 0); /* one row, any stride */
+  }
+  buffers_free(ctx, &b);
   wg_context_destroy(ctx);
 }
 END_TEST
@@ -870,6 +933,10 @@ static void print_specs(void) {
     for (size_t c = 0; c < WG_COUNT_OF(sweep_cols); c++)
       print_spec(WG_REDUCE_ROWS, sweep_pairs[p].type, sweep_pairs[p].op,
                  wg_rows_spec_cols(sweep_pairs[p].type, sweep_cols[c]));
+  for (size_t p = 0; p < WG_COUNT_OF(packed_pairs); p++)
+    for (uint64_t c = 1; c <= WG_PACK_MAX_ROW_BYTES / wg_types[packed_pairs[p].type].size; c++)
+      print_spec(WG_REDUCE_ROWS, packed_pairs[p].type, packed_pairs[p].op,
+                 wg_rows_spec_cols(packed_pairs[p].type, c));
   print_spec(WG_REDUCE_ROWS, WG_F32, WG_OP_SUM, wg_rows_spec_cols(WG_F32, 10));
   print_spec(WG_REDUCE_ROWS, WG_I32, WG_OP_XOR, wg_rows_spec_cols(WG_I32, 1u << 20));
   print_spec(WG_REDUCE_ROWS, WG_F64, WG_OP_MAX, wg_rows_spec_cols(WG_F64, 1u << 20));
@@ -889,6 +956,7 @@ static Suite *reduce_suite(void) {
   tcase_add_loop_test(tc, rows_sweep_of_lengths, 0, (int)WG_COUNT_OF(sweep_pairs));
   tcase_add_loop_test(tc, rows_every_type_and_operator, 0, WG_TYPE_COUNT);
   tcase_add_test(tc, rows_few_and_long);
+  tcase_add_loop_test(tc, rows_packed, 0, (int)WG_COUNT_OF(packed_pairs));
   suite_add_tcase(s, tc);
   tc = tcase_create("shapes");
   tcase_set_timeout(tc, 1800);
