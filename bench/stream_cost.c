@@ -7,7 +7,7 @@
  *   stream_cost [--quick]
  *
  * Uses only the public API and the driver (dlopen), so the same file builds
- * against today's library and against an older one; bench/stream_cost.sh
+ * against today's library and against an older one; bench/old_vs_new.sh
  * builds both and runs them one after the other on a GPU machine.
  *
  * GPU time: batches of calls back to back on one stream between two events
