@@ -257,14 +257,20 @@ WG_API void wg_free(void *ptr);
  *   PRIMITIVE TYPE [OPERATOR] [width=W] [variant=V] [arch=sm_NN] [lane=L]
  *   [cols=C]
  * e.g. "reduce f32 sum width=16 variant=xor arch=sm_90". Missing keys take
- * the WG_SPEC_INIT defaults. The result is validated (wg_spec_validate). */
+ * the WG_SPEC_INIT defaults. The result is validated (wg_spec_validate).
+ * Words are separated by spaces, tabs or newlines; any other byte outside
+ * printable ASCII is WG_ESPEC. Messages quote user text with every byte
+ * that is not printable ASCII written as \xNN, so a message is safe to
+ * print to a terminal. *out is written only on success. */
 WG_API int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text);
 
 /* Writes the canonical text form of spec into buf (at most size bytes,
  * always NUL-terminated when size > 0) and returns the length it needs,
- * excluding the NUL, like snprintf; a negative status for an out-of-range
- * field. Parsing the result gives back the same spec, and formatting that
- * gives back the same text. */
+ * excluding the NUL, like snprintf: buf may be NULL only when size is 0,
+ * which measures. Parsing the result gives back the same spec, and
+ * formatting that gives back the same text. Only a valid spec has a text
+ * form: WG_ESPEC for any spec wg_spec_validate rejects (nothing written),
+ * WG_EINVAL for a NULL spec or a NULL buf with size > 0. Thread-safe. */
 WG_API int wg_spec_format(char *buf, size_t size, const wg_spec *spec);
 
 /* WG_OK if spec describes a kernel warpgen can make, else WG_ESPEC with a
@@ -272,8 +278,10 @@ WG_API int wg_spec_format(char *buf, size_t size, const wg_spec *spec);
 WG_API int wg_spec_validate(wg_context *ctx, const wg_spec *spec);
 
 /* The concrete variant `auto` stands for in this spec (the spec's own
- * variant when it is not auto). Returns WG_VARIANT_AUTO only for an invalid
- * spec. */
+ * variant when it is not auto). Array and row reductions (which accept only
+ * auto) give WG_VARIANT_DOWN: their kernels combine lanes with
+ * __shfl_down_sync; it names what runs and is not a variant those specs
+ * accept. Returns WG_VARIANT_AUTO only for an invalid or NULL spec. */
 WG_API wg_variant wg_spec_resolve_variant(const wg_spec *spec);
 
 /* Every valid spec of the warp primitives and array/row reductions with an
@@ -307,7 +315,8 @@ WG_API int wg_cubin(wg_context *ctx, void **out, size_t *len,
                     const wg_spec *spec);
 
 /* The name of the kernel entry point in the source of spec, e.g.
- * "wg_reduce_f32_sum_w16_xor"; writes like wg_spec_format. */
+ * "wg_reduce_f32_sum_w16_xor"; writes and fails like wg_spec_format
+ * (WG_ESPEC for an invalid spec, WG_EINVAL for NULL arguments). */
 WG_API int wg_kernel_name(char *buf, size_t size, const wg_spec *spec);
 
 /* ------------------------------------------------------------------------ */
@@ -412,7 +421,9 @@ WG_API int wg_warp(wg_context *ctx, const wg_spec *spec, uint64_t in,
                    uint64_t out, uint64_t n, void *stream);
 
 /* How many output elements, and their size in bytes, a warp-primitive spec
- * writes for n inputs (e.g. ceil(n / width) for reduce). */
+ * writes for n inputs (e.g. ceil(n / width) for reduce). WG_ESPEC for a
+ * spec wg_spec_validate rejects, WG_EINVAL for NULL arguments or a valid
+ * array/row reduction (which writes one element, or one per row). */
 WG_API int wg_output_shape(uint64_t *count, size_t *elem_size,
                            const wg_spec *spec, uint64_t n);
 
