@@ -222,7 +222,12 @@ typedef struct wg_options {
                                1: on, -1: off */
   uint64_t cache_max_bytes; /* 0: WARPGEN_CACHE_MAX, else 256 MiB */
   const char *template_dir; /* NULL: WARPGEN_TEMPLATE_DIR, else the
-                               templates built into the library. Copied. */
+                               templates built into the library. Copied.
+                               Each template read from there must be a
+                               regular file (links to one are followed)
+                               of at most 1 MiB without NUL bytes, else
+                               WG_ETEMPLATE naming the file (and the
+                               offset of a NUL). */
 } wg_options;
 
 #define WG_OPTIONS_INIT { WG_OPTIONS_VERSION, 0, NULL, 0, 0, NULL }
@@ -323,7 +328,15 @@ WG_API int wg_kernel_name(char *buf, size_t size, const wg_spec *spec);
 /* The disk cache                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* Counters since the context was created. */
+/* The disk cache holds code that will run on the GPU, so it trusts only
+ * what the effective user could have written: a cache folder owned by
+ * another user, or writable by its group or others, is not used at all
+ * (enabled is 0 and last_error says why); a subfolder or entry owned by
+ * another user is a miss, never served. An entry larger than 64 MiB is
+ * refused before it is read. None of this fails a call: a cache that cannot
+ * be used costs speed only.
+ *
+ * Counters since the context was created. */
 typedef struct wg_cache_stats {
   uint64_t memory_hits; /* served from the context's loaded kernels */
   uint64_t disk_hits;   /* served from a valid disk entry */
