@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int wg_cli_source(int argc, char **argv); /* cmd_gen.c */
@@ -55,10 +56,15 @@ const char *wg_cli_quote(char *buf, size_t size, const char *text) {
 int wg_cli_fail(wg_context *ctx, int status, const char *what) {
   const char *msg = ctx ? wg_errmsg(ctx) : "";
   if (!*msg) msg = wg_strerror(status);
-  /* The message may quote a path or a log; lines stay, raw bytes do not. */
-  char safe[4096], name[WG_CLI_QUOTE_MAX];
+  /* The message may quote a path or a whole NVRTC log: lines stay, raw
+   * bytes do not, and nothing is cut (at most 4 bytes out per byte in). */
+  size_t len = strlen(msg), size = 4 * len + 1;
+  char small[1024], name[WG_CLI_QUOTE_MAX];
+  char *safe = size <= sizeof small ? small : malloc(size);
+  if (!safe) safe = small, size = sizeof small;
   fprintf(stderr, "warpgen: %s: %s\n", wg_cli_quote(name, sizeof name, what),
-          wg_escape(safe, sizeof safe, msg, strlen(msg), true));
+          wg_escape(safe, size, msg, len, true));
+  if (safe != small) free(safe);
   switch (status) {
   case WG_ESPEC:
   case WG_EINVAL: return WG_EXIT_USAGE;
