@@ -435,8 +435,10 @@ WG_API int wg_warp(wg_context *ctx, const wg_spec *spec, uint64_t in,
 
 /* How many output elements, and their size in bytes, a warp-primitive spec
  * writes for n inputs (e.g. ceil(n / width) for reduce). WG_ESPEC for a
- * spec wg_spec_validate rejects, WG_EINVAL for NULL arguments or a valid
- * array/row reduction (which writes one element, or one per row). */
+ * spec wg_spec_validate rejects for any field but arch (the shape does not
+ * depend on the architecture, so NVRTC is not asked; a negative arch is
+ * still WG_ESPEC), WG_EINVAL for NULL arguments or a valid array/row
+ * reduction (which writes one element, or one per row). Thread-safe. */
 WG_API int wg_output_shape(uint64_t *count, size_t *elem_size,
                            const wg_spec *spec, uint64_t n);
 

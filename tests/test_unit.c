@@ -420,6 +420,16 @@ START_TEST(output_shape_validates) {
   s.version = 2;
   ck_assert_int_eq(wg_output_shape(&count, &size, &s, 65), WG_ESPEC);
   wg_spec_init(&s);
+  s.arch = -5;
+  ck_assert_int_eq(wg_output_shape(&count, &size, &s, 65), WG_ESPEC);
+  wg_spec_init(&s);
+  s.primitive = WG_BALLOT;
+  s.op = WG_OP_NONE;
+  s.width = 8;
+  ck_assert_int_eq(wg_output_shape(&count, &size, &s, 17), WG_OK);
+  ck_assert_uint_eq(count, 3);
+  ck_assert_uint_eq(size, 4);
+  wg_spec_init(&s);
   s.primitive = WG_REDUCE_ARRAY;
   ck_assert_int_eq(wg_output_shape(&count, &size, &s, 65), WG_EINVAL);
   ck_assert_int_eq(wg_output_shape(NULL, &size, &s, 65), WG_EINVAL);
