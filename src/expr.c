@@ -159,6 +159,13 @@ struct wg_expr {
 
 /* --- numbers, independent of the C locale -------------------------------- */
 
+/* v rounded to float; infinite past the float range (a plain conversion
+ * of an out-of-range double is undefined in C). Doubles below 2^128 - 2^103
+ * round to a finite float. */
+static float to_f32(double v) {
+  return fabs(v) < 0x1.ffffffp+127 || isnan(v) ? (float)v : (float)copysign(INFINITY, v);
+}
+
 /* strtod of s[0..n), '.' as the decimal point whatever the locale says. */
 static double parse_double(const char *s, size_t n, bool *ok) {
   char buf[128];
@@ -185,7 +192,7 @@ static void print_double(char *out, size_t size, double v, bool as_float) {
       if (*c == point) *c = '.';
     bool ok;
     double back = parse_double(out, strlen(out), &ok);
-    if (as_float ? (float)back == (float)v : back == v) break;
+    if (as_float ? to_f32(back) == to_f32(v) : back == v) break;
   }
   /* "1e+05" -> "1e5": one spelling of the exponent */
   char *x = strchr(out, 'e');
@@ -397,7 +404,7 @@ static bool is_plain_literal(const node *n) {
 static bool literal_fits(const node *n, wg_value_type t) {
   if (vts[n->type].is_float) {
     if (t == WG_VT_F64) return true;
-    return t == WG_VT_F32 && isfinite((float)n->f);
+    return t == WG_VT_F32 && isfinite(to_f32(n->f));
   }
   return vts[t].is_float || int_fits(n->neg, n->mag, t);
 }
@@ -533,7 +540,7 @@ static int parse_number(parser *p, size_t pos, bool neg) {
     bool ok;
     double v = parse_double(s, digits, &ok);
     if (!ok) return fail(p, p->tok.pos, "malformed or too long a number (at most 100 characters)");
-    if (t == WG_VT_F32) v = (float)v;
+    if (t == WG_VT_F32) v = to_f32(v);
     if (!isfinite(v))
       return fail(p, p->tok.pos, "the number is too large for %s",
                   t == WG_VT_F32 ? "f32" : "f64");
@@ -820,7 +827,7 @@ static void render_literal(const node *n, wg_buf *out) {
     wg_buf_puts(out, n->mag ? "true" : "false");
   } else if (t->is_float) {
     char buf[64];
-    double v = n->type == WG_VT_F32 ? (double)(float)n->f : n->f;
+    double v = n->type == WG_VT_F32 ? (double)to_f32(n->f) : n->f;
     snprintf(buf, sizeof buf, "%.*g", n->type == WG_VT_F32 ? 9 : 17, v);
     char point = localeconv()->decimal_point[0];
     for (char *c = buf; *c; c++)

@@ -267,6 +267,12 @@ START_TEST(literals) {
     ck_assert_msg(strcmp(cuda(cases[k][0]), cases[k][2]) == 0, "'%s' renders '%s', want '%s'",
                   cases[k][0], cuda(cases[k][0]), cases[k][2]);
   }
+  /* the edge of f32: below 2^128 - 2^103 rounds to FLT_MAX, from there on
+   * to infinity, so an f32 literal is refused and a plain one stays f64 */
+  ck_assert_str_eq(cuda("3.4028235677973362e38f32"), "3.40282347e+38f");
+  expect_error("3.4028235677973366e38f32", "the number is too large for f32");
+  ck_assert_int_eq(type_in(&map_scope, "x * 3.4028235677973362e38"), WG_VT_F32);
+  ck_assert_int_eq(type_in(&map_scope, "x * 3.4028235677973366e38"), WG_VT_F64);
   /* a literal in an f32 context is printed as float from its parsed value */
   ck_assert_str_eq(cuda("x * 0.1"), "(wg_x * 0.100000001f)");
   ck_assert_str_eq(cuda("x * 16777217"), "(wg_x * 16777216.0f)");
