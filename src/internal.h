@@ -5,6 +5,7 @@
  *
  * The pipeline, one stage per file:
  *   spec.c      text form, validation, listing, the choice behind `auto`
+ *   expr.c      user expressions (map=, combine=...): tree, canonical text, CUDA
  *   tables.c    types, operators, primitives, variants as data
  *   template.c  templates built into the library, strict ${key} filling
  *   codegen.c   spec -> CUDA source
