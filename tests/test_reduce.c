@@ -579,6 +579,7 @@ START_TEST(one_of_each_shape) {
   check_array(ctx, &b, WG_F32, WG_OP_SUM, 100, 1);        /* one block */
   check_array(ctx, &b, WG_F32, WG_OP_SUM, n - 3, 3);      /* many blocks */
   check_rows(ctx, &b, WG_F32, WG_OP_SUM, 1000, 3, 4, 1);  /* a lane a row */
+  check_rows(ctx, &b, WG_F32, WG_OP_SUM, 4001, 3, 3, 0);  /* packed */
   check_rows(ctx, &b, WG_F32, WG_OP_SUM, 1000, 33, 35, 0); /* groups */
   check_rows(ctx, &b, WG_F32, WG_OP_SUM, 500, 1000, 1001, 1); /* a warp */
   check_rows(ctx, &b, WG_F32, WG_OP_SUM, 2200, 1100, 1100, 0); /* long: warps */
