@@ -7,6 +7,7 @@
  */
 #include "cache.h"
 #include "internal.h"
+#include "workspace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,10 @@ int wg_context_create(wg_context **out, const wg_options *options) {
 
 void wg_context_destroy(wg_context *ctx) {
   if (!ctx) return;
+  /* Modules and workspaces live in the CUDA context: free them before the
+   * device state (and the primary context it retained) goes. */
   wg_kernel_table_free(ctx);
+  wg_workspace_pool_free(ctx);
   wg_device_release(ctx);
   wg_cache_close(ctx);
   free(ctx->template_dir);

@@ -78,9 +78,15 @@ static const driver_entry driver_entries[] = {
     ENTRY(MemcpyDtoHAsync, "cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2"),
     ENTRY(MemsetD8Async, "cuMemsetD8Async", "cuMemsetD8Async"),
     ENTRY(StreamSynchronize, "cuStreamSynchronize", "cuStreamSynchronize"),
+    ENTRY(StreamGetId, "cuStreamGetId", "cuStreamGetId"),
+    ENTRY(StreamIsCapturing, "cuStreamIsCapturing", "cuStreamIsCapturing"),
+    ENTRY(StreamWaitEvent, "cuStreamWaitEvent", "cuStreamWaitEvent"),
+    ENTRY(MemAllocAsync, "cuMemAllocAsync", "cuMemAllocAsync"),
+    ENTRY(MemFreeAsync, "cuMemFreeAsync", "cuMemFreeAsync"),
     ENTRY(EventCreate, "cuEventCreate", "cuEventCreate"),
     ENTRY(EventDestroy, "cuEventDestroy", "cuEventDestroy_v2"),
     ENTRY(EventRecord, "cuEventRecord", "cuEventRecord"),
+    ENTRY(EventQuery, "cuEventQuery", "cuEventQuery"),
     ENTRY(EventSynchronize, "cuEventSynchronize", "cuEventSynchronize"),
     ENTRY(EventElapsedTime, "cuEventElapsedTime", "cuEventElapsedTime"),
 };
@@ -350,8 +356,8 @@ void wg_device_leave(wg_context *ctx, wg_device_scope *scope) {
 void wg_device_release(wg_context *ctx) {
   if (!ctx)
     return;
-  /* The caller (context.c) unloaded the modules first: they belong to the
-   * CUDA context released here. */
+  /* The caller (context.c) freed the modules and workspaces first: they
+   * belong to the CUDA context released here. */
   struct wg_device_state *state = ctx->device;
   if (!state)
     return;
