@@ -33,7 +33,7 @@ ${helpers}
  * every lane of a tile runs the same passes, so the shuffles see all lanes. */
 static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
     unsigned long long rows, unsigned long long cols, unsigned long long stride,
-    wg_elem *__restrict__ out, unsigned split)
+    wg_out *__restrict__ out, unsigned split, const wg_params &params)
 {
   (void)split;
   const int G = WG_GROUP, V = WG_VECTORS_PER_LANE, R = WG_ROWS_PER_ROUND;
@@ -82,15 +82,16 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
 #pragma unroll
         for (int m = 0; m < V; m++) {
           const unsigned i = first + lane + (unsigned)(m * G);
-          if (i < part[k].vectors) acc[k] = wg_combine(acc[k], wg_fold16(x[k][m]));
+          if (i < part[k].vectors)
+            acc[k] = wg_combine(acc[k], wg_fold16(x[k][m], (long long)(part[k].head + i * WG_VEC)));
         }
         if (first == 0) {
 #pragma unroll
           for (int s = 0; s < SCALARS; s++) {
             const unsigned e = lane + (unsigned)(s * G);
-            if (e < part[k].head) acc[k] = wg_combine(acc[k], wg_load(hs[k][s]));
+            if (e < part[k].head) acc[k] = wg_combine(acc[k], wg_map(hs[k][s], (long long)e));
             if (part[k].tail + e < part[k].end)
-              acc[k] = wg_combine(acc[k], wg_load(ts[k][s]));
+              acc[k] = wg_combine(acc[k], wg_map(ts[k][s], (long long)(part[k].tail + e)));
           }
         }
       }
@@ -100,7 +101,7 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
     for (int k = 0; k < R; k++) {
       acc[k] = wg_group_fold<WG_GROUP>(acc[k]);
       const unsigned long long row = tile + (unsigned long long)k * GROUPS + group;
-      if (lane == 0 && row < rows) out[row] = wg_store(acc[k]);
+      if (lane == 0 && row < rows) out[row] = wg_finalize(acc[k], cols, params);
     }
   }
 }
@@ -109,10 +110,11 @@ __device__ wg_acc wg_row_partials[WG_MAX_ROW_PARTIALS];
 __device__ unsigned int wg_row_tickets[WG_MAX_SPLIT_ROWS];
 
 /* Folds vectors [begin, end) of body, `step` apart from this thread's
- * `start`, U loads in flight. */
+ * `start`, U loads in flight; body's first element has index `head`. */
 template <int U>
 static __device__ __forceinline__ wg_acc wg_fold_span(const uint4 *body,
-    unsigned long long start, unsigned long long end, unsigned step, wg_acc acc) {
+    unsigned long long head, unsigned long long start, unsigned long long end,
+    unsigned step, wg_acc acc) {
   for (unsigned long long v = start; v < end; v += (unsigned long long)U * step) {
     uint4 x[U];
 #pragma unroll
@@ -120,14 +122,15 @@ static __device__ __forceinline__ wg_acc wg_fold_span(const uint4 *body,
       if (v + (unsigned long long)u * step < end) x[u] = __ldg(body + v + u * step);
 #pragma unroll
     for (int u = 0; u < U; u++)
-      if (v + (unsigned long long)u * step < end) acc = wg_combine(acc, wg_fold16(x[u]));
+      if (v + (unsigned long long)u * step < end)
+        acc = wg_combine(acc, wg_fold16(x[u], (long long)(head + (v + u * step) * WG_VEC)));
   }
   return acc;
 }
 
 static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
     unsigned long long rows, unsigned long long cols, unsigned long long stride,
-    wg_elem *__restrict__ out, unsigned split)
+    wg_out *__restrict__ out, unsigned split, const wg_params &params)
 {
   if (split == 0) { /* a warp per row; the loop test is the same for the warp */
     const unsigned lane = threadIdx.x & 31u;
@@ -138,11 +141,13 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
       const wg_elem *p = in + row * stride;
       const wg_parts<unsigned long long> part = wg_split(p, cols);
       wg_acc acc = wg_identity();
-      if (lane < part.head) acc = wg_combine(acc, wg_load(p[lane]));
-      if (part.tail + lane < part.end) acc = wg_combine(acc, wg_load(p[part.tail + lane]));
-      acc = wg_fold_span<4>((const uint4 *)(p + part.head), lane, part.vectors, 32, acc);
+      if (lane < part.head) acc = wg_combine(acc, wg_map(p[lane], (long long)lane));
+      if (part.tail + lane < part.end)
+        acc = wg_combine(acc, wg_map(p[part.tail + lane], (long long)(part.tail + lane)));
+      acc = wg_fold_span<4>((const uint4 *)(p + part.head), part.head, lane, part.vectors, 32,
+                           acc);
       acc = wg_group_fold<32>(acc);
-      if (lane == 0) out[row] = wg_store(acc);
+      if (lane == 0) out[row] = wg_finalize(acc, cols, params);
     }
     return;
   }
@@ -154,18 +159,20 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
     const wg_parts<unsigned long long> part = wg_split(p, cols);
     wg_acc acc = wg_identity();
     if (chunk == 0) {
-      if (threadIdx.x < part.head) acc = wg_combine(acc, wg_load(p[threadIdx.x]));
+      if (threadIdx.x < part.head)
+        acc = wg_combine(acc, wg_map(p[threadIdx.x], (long long)threadIdx.x));
       if (part.tail + threadIdx.x < part.end)
-        acc = wg_combine(acc, wg_load(p[part.tail + threadIdx.x]));
+        acc = wg_combine(acc, wg_map(p[part.tail + threadIdx.x],
+                                     (long long)(part.tail + threadIdx.x)));
     }
     const uint4 *body = (const uint4 *)(p + part.head);
     const unsigned long long begin = part.vectors * chunk / split;
     const unsigned long long end = part.vectors * (chunk + 1) / split;
-    acc = wg_fold_span<4>(body, begin + threadIdx.x, end, WG_BLOCK, acc);
+    acc = wg_fold_span<4>(body, part.head, begin + threadIdx.x, end, WG_BLOCK, acc);
     acc = wg_block_fold(acc);
     if (threadIdx.x == 0) {
       if (split == 1) {
-        out[row] = wg_store(acc);
+        out[row] = wg_finalize(acc, cols, params);
       } else {
         wg_row_partials[item] = acc;
         __threadfence(); /* the partial is visible before the ticket */
@@ -173,8 +180,8 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
           __threadfence();
           wg_acc total = wg_identity();
           for (unsigned c = 0; c < split; c++)
-            total = wg_combine(total, __ldcg(wg_row_partials + row * split + c));
-          out[row] = wg_store(total);
+            total = wg_combine(total, wg_ldcg(wg_row_partials + row * split + c));
+          out[row] = wg_finalize(total, cols, params);
           wg_row_tickets[row] = 0; /* ready for the next launch */
         }
       }
@@ -188,7 +195,7 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
 extern "C" __global__ void __launch_bounds__(WG_BLOCK, WG_LONG_ROWS ? 4 : 1)
 ${kernel}(const wg_elem *__restrict__ in, unsigned long long rows,
     unsigned long long cols, unsigned long long stride,
-    wg_elem *__restrict__ out, unsigned split)
+    wg_out *__restrict__ out, unsigned split, const wg_params params)
 {
-  wg_rows(in, rows, cols, stride, out, split);
+  wg_rows(in, rows, cols, stride, out, split, params);
 }

@@ -59,7 +59,7 @@ static const pair sweep_pairs[] = {
 static const uint64_t few_cols[] = {1, 6, 33, 300, 1000, 5000};
 
 static bool pair_valid(wg_type type, wg_operator op) {
-  return !(wg_operators[op].integer_only && wg_types[type].is_float);
+  return wg_operator_accepts(op, type);
 }
 
 /* Float products of the reference's inputs (magnitudes 0.8 to 1.25) grow
