@@ -72,7 +72,9 @@ static const char arg_defs[] =
     "}\n";
 
 /* mean/var/std: (count, mean, M2) merged as Chan et al.; the counts are
- * exact 64-bit integers. */
+ * exact 64-bit integers. An infinity makes the variance NaN, as in PyTorch:
+ * an element's M2 is v - v (0, or NaN for inf and NaN), and a merge whose
+ * means differ by an infinity gives NaN. */
 static const char welford_defs[] =
     "static __device__ __forceinline__ wg_acc wg_welford_merge(wg_acc a, wg_acc b) {\n"
     "  if (b.n == 0) return a;\n"
@@ -82,6 +84,7 @@ static const char welford_defs[] =
     "  const ${value} d = b.mean - a.mean, wb = (${value})b.n / (${value})r.n;\n"
     "  r.mean = a.mean + d * wb;\n"
     "  r.m2 = a.m2 + b.m2 + d * d * ((${value})a.n * wb);\n"
+    "  if (d - d != d - d) r.m2 = d - d; /* an infinity met another: NaN */\n"
     "  return r;\n"
     "}\n"
     "/* M2 / max(0, n - correction), as PyTorch: 0/0 is NaN, M2/0 infinite. */\n"
@@ -142,12 +145,12 @@ const wg_operator_info wg_operators[WG_OPERATOR_COUNT] = {
   [WG_OP_VAR] = {"var", {{"unsigned long long", "n"}, {"${value}", "mean"},
                          {"${value}", "m2"}},
                  welford_defs, "wg_acc{0ull, 0, 0}", "wg_welford_merge(a, b)", NULL,
-                 "wg_acc{1ull, v, 0}", "wg_welford_var(r, p)", WG_OUT_FLOAT, FLOATS,
+                 "wg_acc{1ull, v, v - v}", "wg_welford_var(r, p)", WG_OUT_FLOAT, FLOATS,
                  "needs floating types, as in PyTorch", false, false, 1, correction_default, NULL, false},
   [WG_OP_STD] = {"std", {{"unsigned long long", "n"}, {"${value}", "mean"},
                          {"${value}", "m2"}},
                  welford_defs, "wg_acc{0ull, 0, 0}", "wg_welford_merge(a, b)", NULL,
-                 "wg_acc{1ull, v, 0}", "sqrt(wg_welford_var(r, p))", WG_OUT_FLOAT,
+                 "wg_acc{1ull, v, v - v}", "sqrt(wg_welford_var(r, p))", WG_OUT_FLOAT,
                  FLOATS, "needs floating types, as in PyTorch", false, false, 1,
                  correction_default, NULL, false},
   [WG_OP_NORM1] = {"norm1", SCALAR, NULL, "0", "a + b", NULL, "fabs(v)", "r",
