@@ -650,6 +650,9 @@ static void print_specs(void) {
       for (size_t c = 0; c < WG_COUNT_OF(few_cols); c++)
         print_spec(WG_REDUCE_ROWS, (wg_type)t, all_ops[o],
                    wg_rows_spec_cols((wg_type)t, few_cols[c]));
+      /* operators_nan_ties_params_empty's rows */
+      print_spec(WG_REDUCE_ROWS, (wg_type)t, all_ops[o], wg_rows_spec_cols((wg_type)t, 1500));
+      print_spec(WG_REDUCE_ROWS, (wg_type)t, all_ops[o], wg_rows_spec_cols((wg_type)t, 0));
     }
   for (size_t p = 0; p < WG_COUNT_OF(sweep_pairs); p++)
     for (size_t c = 0; c < WG_COUNT_OF(sweep_cols); c++)
