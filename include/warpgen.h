@@ -136,7 +136,28 @@ typedef enum {
 } wg_type;
 
 /* Operators. and/or/xor are bitwise and exist for integer types only.
- * Floating min/max follow fmin/fmax: a NaN loses against a number. */
+ * Floating min/max follow fmin/fmax: a NaN loses against a number.
+ *
+ * From argmin on the operators exist for the whole-array and row reductions
+ * only (reduce-array, reduce-rows; the warp primitives refuse them). They
+ * follow PyTorch; their output types are the rule of
+ * wg_reduce_output_type:
+ *   argmin, argmax  the index (i64) of the least / greatest element, the
+ *                   first on ties; a NaN wins (the first NaN's index).
+ *                   Empty input is an error. Any input type.
+ *   mean            the sum divided by the count; mean of nothing is NaN.
+ *   var, std        variance and standard deviation with a correction
+ *                   (parameter 0, an f64, default 1: M2 / max(0, n - c)),
+ *                   combined as Welford/Chan; n <= c gives NaN or inf.
+ *   norm1, norm2    sum of |x|, square root of the sum of squares.
+ *   norminf         max |x|, a NaN spreads; empty input is an error.
+ *                   mean, var, std and the norms need floating inputs and
+ *                   give the input's type (f16/bf16 accumulate in f32).
+ *   logsumexp       log(sum(exp(x))), as an online (max, sum) pair; the
+ *                   input's type for floats, f32 for integers; empty gives
+ *                   -inf.
+ *   count_nonzero   the number of elements != 0 (NaN counts), as i64.
+ * New operators are appended, so the values above never change. */
 typedef enum {
   WG_OP_NONE = 0, /* for broadcast and the vote family, which take none */
   WG_OP_SUM,
@@ -146,6 +167,16 @@ typedef enum {
   WG_OP_AND,
   WG_OP_OR,
   WG_OP_XOR,
+  WG_OP_ARGMIN,
+  WG_OP_ARGMAX,
+  WG_OP_MEAN,
+  WG_OP_VAR,
+  WG_OP_STD,
+  WG_OP_NORM1,
+  WG_OP_NORM2,
+  WG_OP_NORMINF,
+  WG_OP_LOGSUMEXP,
+  WG_OP_COUNT_NONZERO,
   WG_OPERATOR_COUNT
 } wg_operator;
 
@@ -456,16 +487,24 @@ WG_API int wg_output_shape(uint64_t *count, size_t *elem_size,
 /* Whole-array and row reductions                                           */
 /* ------------------------------------------------------------------------ */
 
-/* Reduces n elements of `in` (device pointer) with op into one element of
- * type `type` at device address `out`. n == 0 writes the identity.
- * Asynchronous on stream. For a given input, device and n the result is the
- * same bits on every run (a fixed combining order; no atomics on values).
+/* Reduces n elements of `in` (device pointer) with op into one element at
+ * device address `out`. n == 0 writes the identity (mean, var and std:
+ * NaN; logsumexp: -inf). Asynchronous on stream. For a given input, device
+ * and n the result is the same bits on every run (a fixed combining order;
+ * no atomics on values).
+ *
+ * The output has type `type`: wg_reduce takes the operators whose output
+ * type (wg_reduce_output_type) is the input's and whose parameters keep
+ * their defaults; for the others (argmin/argmax/count_nonzero of anything
+ * but i64, logsumexp of integers, a var/std correction) it returns
+ * WG_EINVAL with a message pointing to wg_reduce_ex. argmin, argmax and
+ * norminf of n == 0 are WG_EINVAL.
  *
  * Streams: calls may overlap freely, on any streams of ctx's CUDA context,
  * from one wg_context or several, and every result is right. A launch
  * whose blocks combine through device memory (more than one block: above
  * about 1024 16-byte vectors, or few very long rows) gets a workspace of
- * 72 KiB (partials and tickets) that no launch in flight on another stream
+ * 200 KiB (partials and tickets) that no launch in flight on another stream
  * uses. Each context keeps a pool of up to 32: the first call on a stream
  * that finds none free allocates one (cuMemAlloc and a 8 KiB memset, once);
  * after that a call allocates nothing, never waits on the host, and adds a
@@ -485,12 +524,77 @@ WG_API int wg_reduce(wg_context *ctx, wg_type type, wg_operator op,
 
 /* Reduces each of `rows` rows of `cols` elements (row r starts at element
  * r * row_stride of `in`; row_stride >= cols) into out[r]. rows == 0 is a
- * no-op; cols == 0 writes the identity to each row. Asynchronous; the same
- * bits on every run; streams and graphs as for wg_reduce (only few very
- * long rows, split over several blocks each, use a workspace). */
+ * no-op; cols == 0 writes the identity to each row (an error for argmin,
+ * argmax and norminf). The operators and output types are those of
+ * wg_reduce; argmin/argmax give the index within the row. Asynchronous;
+ * the same bits on every run; streams and graphs as for wg_reduce (only
+ * few very long rows, split over several blocks each, use a workspace). */
 WG_API int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op,
                           uint64_t in, uint64_t rows, uint64_t cols,
                           uint64_t row_stride, uint64_t out, void *stream);
+
+/* The output type of reducing inputs of `type` with `op`, as a wg_type
+ * (>= 0), or WG_EINVAL for out-of-range values and WG_ESPEC when op does
+ * not take that type (e.g. mean of i32). Thread-safe. The rule, from
+ * PyTorch: sum, prod, min, max, and, or, xor, mean, var, std and the norms
+ * keep the input type; argmin, argmax, count_nonzero give i64; logsumexp
+ * keeps floating types and gives f32 for integers. */
+WG_API int wg_reduce_output_type(wg_type type, wg_operator op);
+
+/* A scalar parameter of a reduction (e.g. var's correction), passed to the
+ * kernel as an argument: a new value never compiles anything. Which member
+ * a parameter uses is the operator's (var/std: f64). */
+typedef union wg_scalar {
+  double f64;
+  float f32;
+  int64_t i64;
+  uint64_t u64;
+  int32_t i32;
+  uint32_t u32;
+} wg_scalar;
+
+/* The most parameters a reduction takes. */
+#define WG_MAX_PARAMS 8
+
+#define WG_REDUCTION_VERSION 1
+
+/* What a reduction computes, for wg_reduce_ex and wg_reduce_rows_ex: the
+ * kernel is made from this (a new parameter value does not change it).
+ * Initialise with WG_REDUCTION_INIT or wg_reduction_init(); later versions
+ * append fields (a map expression, several inputs), and `version` says
+ * which fields the caller knows, so old callers keep working. */
+typedef struct wg_reduction {
+  int version;     /* WG_REDUCTION_VERSION */
+  wg_type type;    /* the input's element type */
+  wg_operator op;
+  int ninputs;     /* input arrays; 1 in this version */
+} wg_reduction;
+
+#define WG_REDUCTION_INIT { WG_REDUCTION_VERSION, WG_F32, WG_OP_SUM, 1 }
+
+/* Fills *reduction with WG_REDUCTION_INIT. */
+WG_API void wg_reduction_init(wg_reduction *reduction);
+
+/* wg_reduce for any operator. `inputs` holds reduction->ninputs device
+ * pointers, each n elements of reduction->type; `params` holds nparams
+ * values (nparams 0 and params NULL: every parameter at its default; fewer
+ * than the operator takes: the rest at their defaults; more: WG_EINVAL).
+ * var and std take one, the correction (f64, default 1). `out` receives one
+ * element of wg_reduce_output_type; params are copied before the call
+ * returns. Errors, asynchrony, determinism, streams and graphs as
+ * wg_reduce. */
+WG_API int wg_reduce_ex(wg_context *ctx, const wg_reduction *reduction,
+                        const uint64_t *inputs, size_t ninputs, uint64_t n,
+                        const wg_scalar *params, size_t nparams, uint64_t out,
+                        void *stream);
+
+/* wg_reduce_rows for any operator, with inputs and params as for
+ * wg_reduce_ex: out[r] (of wg_reduce_output_type) for each row r. */
+WG_API int wg_reduce_rows_ex(wg_context *ctx, const wg_reduction *reduction,
+                             const uint64_t *inputs, size_t ninputs,
+                             uint64_t rows, uint64_t cols, uint64_t row_stride,
+                             const wg_scalar *params, size_t nparams,
+                             uint64_t out, void *stream);
 
 #ifdef __cplusplus
 }

@@ -42,49 +42,99 @@ size_t wg_codegen_shared_bytes(const wg_spec *concrete, unsigned block_size) {
   return concrete->variant == WG_VARIANT_SMEM ? (size_t)block_size * 8u : 0;
 }
 
-/* Fills an operator expression's own keys (${uacc}, ${lowest}, ...). */
+/* Fills an operator text's own keys (${value}, ${uacc}, ${lowest}, ...)
+ * from the value type v. */
 static int operator_text(wg_context *ctx, char **out, const char *what,
-                         const char *expr, const wg_type_info *t) {
+                         const char *expr, const wg_type_info *v) {
   const wg_template_var vars[] = {
-    {"uacc", t->uacc ? t->uacc : t->acc},
-    {"lowest", t->lowest},
-    {"highest", t->highest},
+    {"value", v->acc},
+    {"uacc", v->uacc ? v->uacc : v->acc},
+    {"lowest", v->lowest},
+    {"highest", v->highest},
   };
   wg_buf b = {0};
-  int rc = wg_template_fill(ctx, &b, what, expr, vars, WG_COUNT_OF(vars));
+  int rc = wg_template_fill(ctx, &b, what, expr ? expr : "", vars, WG_COUNT_OF(vars));
+  if (!rc && b.failed) rc = wg_fail(ctx, WG_ENOMEM, "out of memory");
   if (rc) {
     wg_buf_free(&b);
     return rc;
   }
-  *out = b.data;
-  return WG_OK;
+  *out = b.data ? b.data : wg_strdup("");
+  return *out ? WG_OK : wg_fail(ctx, WG_ENOMEM, "out of memory");
+}
+
+/* The accumulator's declaration and its field-by-field shuffle and load:
+ * a scalar typedef, or a struct whose fields move one by one (a shuffle
+ * carries at most 64 bits). */
+static void render_acc(wg_buf *decl, wg_buf *shfl, wg_buf *ldcg,
+                       const wg_operator_info *o, const char *value) {
+  if (!o->acc[0].name) {
+    const char *type = o->acc[0].type ? o->acc[0].type : "${value}";
+    wg_buf_printf(decl, "typedef %s wg_acc; /* what lanes combine */", type);
+    wg_buf_puts(shfl, "  r = __shfl_down_sync(0xffffffffu, v, offset, width);\n");
+    wg_buf_puts(ldcg, "  r = __ldcg(p);\n");
+    return;
+  }
+  (void)value;
+  wg_buf_puts(decl, "struct wg_acc { /* what lanes combine */\n");
+  for (int f = 0; f < WG_ACC_MAX_FIELDS && o->acc[f].name; f++) {
+    wg_buf_printf(decl, "  %s %s;\n", o->acc[f].type, o->acc[f].name);
+    wg_buf_printf(shfl, "  r.%s = __shfl_down_sync(0xffffffffu, v.%s, offset, width);\n",
+                  o->acc[f].name, o->acc[f].name);
+    wg_buf_printf(ldcg, "  r.%s = __ldcg(&p->%s);\n", o->acc[f].name, o->acc[f].name);
+  }
+  wg_buf_puts(decl, "};");
 }
 
 int wg_codegen_prelude(wg_context *ctx, wg_buf *out, const wg_spec *s) {
   const wg_type_info *t = &wg_types[s->type];
+  const wg_type_info *v = &wg_types[wg_operator_value_type(s->op, s->type)];
+  const wg_type_info *o_t = &wg_types[wg_operator_out_type(s->op, s->type)];
   const wg_operator_info *o = &wg_operators[s->op];
-  char *identity = NULL, *combine = NULL, *conversions = NULL;
+  /* The model's texts in the order of texts[]: filled from the value type. */
+  enum { ACC, SHFL, LDCG, DEFS, IDENTITY, COMBINE, MAP, FINAL, NTEXTS };
+  wg_buf raw[3] = {{0}};
+  render_acc(&raw[ACC], &raw[SHFL], &raw[LDCG], o, v->acc);
+  const char *sources[NTEXTS] = {
+    [ACC] = raw[ACC].data, [SHFL] = raw[SHFL].data, [LDCG] = raw[LDCG].data,
+    [DEFS] = o->defs, [IDENTITY] = o->identity,
+    [COMBINE] = v->is_float && o->combine_float ? o->combine_float : o->combine,
+    [MAP] = o->map, [FINAL] = o->final,
+  };
+  static const char *const what[NTEXTS] = {
+    "accumulator", "accumulator shuffle", "accumulator load", "operator definitions",
+    "operator identity", "operator combine", "operator map", "operator final",
+  };
+  char *texts[NTEXTS] = {0};
+  int rc = raw[ACC].failed || raw[SHFL].failed || raw[LDCG].failed
+               ? wg_fail(ctx, WG_ENOMEM, "out of memory") : WG_OK;
+  for (int k = 0; k < NTEXTS && !rc; k++)
+    rc = operator_text(ctx, &texts[k], what[k], sources[k], v);
   wg_buf conv = {0};
-  int rc = operator_text(ctx, &identity, "operator identity", o->identity, t);
-  if (!rc)
-    rc = operator_text(ctx, &combine, "operator combine",
-                       t->is_float && o->combine_float ? o->combine_float : o->combine, t);
   if (!rc && t->size == 2)
     rc = wg_template_render(ctx, &conv, "half_conversions.cuh", NULL, 0);
-  conversions = conv.data ? conv.data : "";
+  const char *conversions = conv.data ? conv.data : "";
+  char max_params[16];
+  snprintf(max_params, sizeof max_params, "%d", WG_MAX_PARAMS);
   if (!rc) {
     const wg_template_var vars[] = {
-      {"type", t->name},       {"op", o->name},
-      {"ctype", t->ctype},     {"acc", t->acc},
-      {"bits", t->bits_type},  {"conversions", conversions},
-      {"load", t->load},       {"store", t->store},
-      {"to_bits", t->to_bits}, {"from_bits", t->from_bits},
-      {"identity", identity},  {"combine", combine},
+      {"type", t->name},          {"op", o->name},
+      {"ctype", t->ctype},        {"num", t->acc},
+      {"bits", t->bits_type},     {"conversions", conversions},
+      {"load", t->load},          {"store", t->store},
+      {"to_bits", t->to_bits},    {"from_bits", t->from_bits},
+      {"acc_decl", texts[ACC]},   {"out_ctype", o_t->ctype},
+      {"max_params", max_params}, {"defs", texts[DEFS]},
+      {"identity", texts[IDENTITY]}, {"combine", texts[COMBINE]},
+      {"value", v->acc},          {"map", texts[MAP]},
+      {"result", o_t->acc},       {"final", texts[FINAL]},
+      {"out_store", o_t->store},  {"shfl", texts[SHFL]},
+      {"ldcg", texts[LDCG]},
     };
     rc = wg_template_render(ctx, out, "prelude.cuh", vars, WG_COUNT_OF(vars));
   }
-  free(identity);
-  free(combine);
+  for (int k = 0; k < NTEXTS; k++) free(texts[k]);
+  for (int k = 0; k < 3; k++) wg_buf_free(&raw[k]);
   wg_buf_free(&conv);
   return rc;
 }
@@ -222,7 +272,9 @@ static int codegen_warp(wg_context *ctx, wg_buf *out, const wg_spec *s) {
                              ? "unsigned int"
                          : s->primitive == WG_ANY || s->primitive == WG_ALL ? "int"
                                                                             : "wg_elem";
-  const char *redux_arg = o->integer_only ? "unsigned" : t->acc;
+  const char *redux_arg = !(o->types & (1u << WG_F32))
+                              ? "unsigned" /* the bitwise operators */
+                              : t->acc;
 
   wg_buf body = {0}, prelude = {0};
   int rc = wg_codegen_prelude(ctx, &prelude, s);

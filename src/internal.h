@@ -135,13 +135,46 @@ typedef struct wg_type_info {
   bool is_signed;
 } wg_type_info;
 
+/* How an operator's output type follows from its input type. */
+typedef enum wg_out_rule {
+  WG_OUT_INPUT, /* the input's type */
+  WG_OUT_I64,   /* i64 (indices, counts) */
+  WG_OUT_FLOAT  /* the input's type for floats, f32 for integers (PyTorch) */
+} wg_out_rule;
+
+/* One field of an accumulator; type may use ${value}. */
+typedef struct wg_acc_field {
+  const char *type;
+  const char *name; /* NULL: the accumulator is a scalar of `type` */
+} wg_acc_field;
+
+#define WG_ACC_MAX_FIELDS 3
+
+/* An operator as data: the operator model of the reductions. Every text is
+ * a CUDA expression (or, for defs, definitions) filled with ${value},
+ * ${uacc}, ${lowest}, ${highest} of the value type; what each expression
+ * may use is listed in tables.c. codegen.c renders a row into the prelude:
+ * wg_acc, wg_identity, wg_combine, wg_map, wg_finalize and the
+ * field-by-field shuffle and load. Today the texts are written in this
+ * table; expressions (expr.c) will produce the same fields. */
 typedef struct wg_operator_info {
   const char *name;      /* "sum" */
-  const char *combine;   /* in a, b; ${acc} and ${uacc} are filled in */
-  const char *combine_float; /* for floating accumulators, or NULL */
-  const char *identity;  /* "0", "${lowest}", ... */
-  const char *redux;     /* __reduce_*_sync name, NULL if none */
-  bool integer_only;
+  wg_acc_field acc[WG_ACC_MAX_FIELDS]; /* {{NULL}}: a scalar ${value} */
+  const char *defs;      /* device functions the expressions call, or NULL */
+  const char *identity;  /* "0", "${lowest}", "wg_acc{...}" */
+  const char *combine;   /* over a, b; ${acc} and ${uacc} are filled in */
+  const char *combine_float; /* for floating values, or NULL */
+  const char *map;       /* over v (${value}) and i (long long index) */
+  const char *final;     /* over r, n (count), p (wg_params) */
+  wg_out_rule out;
+  unsigned types;        /* bit (1 << wg_type) for each accepted input */
+  const char *types_note; /* why other types are refused, or NULL */
+  bool float_value;      /* integer inputs are mapped as f32 values */
+  bool needs_elements;   /* no identity a user may see: empty is an error */
+  unsigned nparams;      /* kernel parameters p0.. the final step reads */
+  const double *param_defaults; /* their values when a call gives none */
+  const char *redux;     /* warp: __reduce_*_sync name, NULL if none */
+  bool warp;             /* available to the warp primitives */
 } wg_operator_info;
 
 typedef struct wg_primitive_info {
@@ -156,6 +189,14 @@ extern const wg_type_info wg_types[WG_TYPE_COUNT];
 extern const wg_operator_info wg_operators[WG_OPERATOR_COUNT];
 extern const wg_primitive_info wg_primitives[WG_PRIMITIVE_COUNT];
 extern const char *const wg_variant_names[WG_VARIANT_COUNT];
+
+/* Does op take inputs of type? */
+bool wg_operator_accepts(wg_operator op, wg_type type);
+/* The type whose arithmetic map and combine use: the input's, or f32 for
+ * integer inputs of an operator with float_value. */
+wg_type wg_operator_value_type(wg_operator op, wg_type type);
+/* The type of op's output for inputs of type (wg_out_rule). */
+wg_type wg_operator_out_type(wg_operator op, wg_type type);
 
 /* --- spec (spec.c) ------------------------------------------------------- */
 

@@ -17,6 +17,8 @@
 #include "reduce.h"
 #include "workspace.h"
 
+#include <string.h>
+
 /* gridDim.x may not exceed this. */
 #define WG_MAX_GRID 0x7fffffffull
 
@@ -32,6 +34,56 @@ static int reduce_spec(wg_context *ctx, wg_spec *spec, wg_primitive primitive,
   spec->type = type;
   spec->op = op;
   return wg_spec_validate(ctx, spec);
+}
+
+/* What an _ex call adds: one input (this version), the kernel's parameter
+ * block (the caller's values, the rest at the operator's defaults). */
+static int reduce_args(wg_context *ctx, const wg_reduction *r, const uint64_t *inputs,
+                       size_t ninputs, const wg_scalar *params, size_t nparams,
+                       wg_scalar kparams[WG_MAX_PARAMS]) {
+  if (!r) return wg_fail(ctx, WG_EINVAL, "reduction is NULL");
+  if (r->version != WG_REDUCTION_VERSION)
+    return wg_fail(ctx, WG_EINVAL, "reduction version %d is not supported (expected %d): "
+                   "initialise it with WG_REDUCTION_INIT or wg_reduction_init()",
+                   r->version, WG_REDUCTION_VERSION);
+  if (r->ninputs != 1 || ninputs != 1 || !inputs)
+    return wg_fail(ctx, WG_EINVAL, "a reduction takes exactly one input array in this "
+                   "version (ninputs %d, %zu pointers given)", r->ninputs, ninputs);
+  if ((unsigned)r->op >= WG_OPERATOR_COUNT)
+    return wg_fail(ctx, WG_EINVAL, "operator %d is not a warpgen operator", (int)r->op);
+  const wg_operator_info *o = &wg_operators[r->op];
+  if (nparams > o->nparams)
+    return wg_fail(ctx, WG_EINVAL, "operator '%s' takes %u parameter%s, %zu given",
+                   o->name, o->nparams, o->nparams == 1 ? "" : "s", nparams);
+  if (nparams && !params) return wg_fail(ctx, WG_EINVAL, "params is NULL");
+  memset(kparams, 0, sizeof(wg_scalar) * WG_MAX_PARAMS);
+  for (unsigned k = 0; k < o->nparams; k++) {
+    if (k < nparams) kparams[k] = params[k];
+    else kparams[k].f64 = o->param_defaults[k];
+  }
+  return WG_OK;
+}
+
+/* wg_reduce and wg_reduce_rows write the input's type with default
+ * parameters: other operators need the _ex call. */
+static int plain_call_check(wg_context *ctx, wg_type type, wg_operator op,
+                            const char *call) {
+  if ((unsigned)type >= WG_TYPE_COUNT || (unsigned)op >= WG_OPERATOR_COUNT ||
+      !wg_operator_accepts(op, type))
+    return WG_OK; /* reduce_spec explains */
+  const wg_type out = wg_operator_out_type(op, type);
+  if (out != type)
+    return wg_fail(ctx, WG_EINVAL, "%s writes the input's type (%s) but '%s' of %s "
+                   "gives %s: use %s_ex", call, wg_types[type].name,
+                   wg_operators[op].name, wg_types[type].name, wg_types[out].name, call);
+  return WG_OK;
+}
+
+/* argmin, argmax, norminf: no identity a caller may see. */
+static int check_nonempty(wg_context *ctx, wg_operator op, const char *what) {
+  if (!wg_operators[op].needs_elements) return WG_OK;
+  return wg_fail(ctx, WG_EINVAL, "'%s' of %s has no answer (as in PyTorch): there is "
+                 "no element", wg_operators[op].name, what);
 }
 
 /* Launches kernel k with `grid` blocks of WG_REDUCE_BLOCK threads. The
@@ -68,15 +120,17 @@ static int launch(wg_context *ctx, const wg_kernel *k, uint64_t grid,
   return status;
 }
 
-int wg_reduce(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
-              uint64_t n, uint64_t out, void *stream) {
-  if (!ctx) return WG_EINVAL;
+static int reduce_array(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
+                        uint64_t n, wg_scalar *kparams, uint64_t out, void *stream) {
   wg_spec spec;
   int status = reduce_spec(ctx, &spec, WG_REDUCE_ARRAY, type, op);
   if (status != WG_OK) return status;
+  if (n == 0 && (status = check_nonempty(ctx, op, "an empty array"))) return status;
   const size_t size = wg_types[type].size;
   status = wg_check_device_buffer(ctx, "input", in, n, size);
-  if (status == WG_OK) status = wg_check_device_buffer(ctx, "output", out, 1, size);
+  if (status == WG_OK)
+    status = wg_check_device_buffer(ctx, "output", out, 1,
+                                    wg_types[wg_operator_out_type(op, type)].size);
   if (status != WG_OK) return status;
 
   wg_kernel *k = NULL;
@@ -93,16 +147,38 @@ int wg_reduce(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
 
   CUdeviceptr in_ptr = (CUdeviceptr)in, out_ptr = (CUdeviceptr)out, workspace = 0;
   unsigned long long count = (unsigned long long)n;
-  void *params[] = {&in_ptr, &count, &out_ptr, &workspace};
+  void *params[] = {&in_ptr, &count, &out_ptr, kparams, &workspace};
   /* One block folds alone; more share one ticket. */
   return launch(ctx, k, grid, params, &workspace, grid > 1 ? sizeof(unsigned) : 0,
                 stream);
 }
 
-int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
-                   uint64_t rows, uint64_t cols, uint64_t row_stride,
-                   uint64_t out, void *stream) {
+int wg_reduce(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
+              uint64_t n, uint64_t out, void *stream) {
   if (!ctx) return WG_EINVAL;
+  int status = plain_call_check(ctx, type, op, "wg_reduce");
+  if (status != WG_OK) return status;
+  const wg_reduction r = {WG_REDUCTION_VERSION, type, op, 1};
+  wg_scalar kparams[WG_MAX_PARAMS];
+  status = reduce_args(ctx, &r, &in, 1, NULL, 0, kparams);
+  if (status != WG_OK) return status;
+  return reduce_array(ctx, type, op, in, n, kparams, out, stream);
+}
+
+int wg_reduce_ex(wg_context *ctx, const wg_reduction *reduction, const uint64_t *inputs,
+                 size_t ninputs, uint64_t n, const wg_scalar *params, size_t nparams,
+                 uint64_t out, void *stream) {
+  if (!ctx) return WG_EINVAL;
+  wg_scalar kparams[WG_MAX_PARAMS];
+  int status = reduce_args(ctx, reduction, inputs, ninputs, params, nparams, kparams);
+  if (status != WG_OK) return status;
+  return reduce_array(ctx, reduction->type, reduction->op, inputs[0], n, kparams, out,
+                      stream);
+}
+
+static int reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
+                       uint64_t rows, uint64_t cols, uint64_t row_stride,
+                       wg_scalar *kparams, uint64_t out, void *stream) {
   wg_spec spec;
   int status = reduce_spec(ctx, &spec, WG_REDUCE_ROWS, type, op);
   if (status != WG_OK) return status;
@@ -114,6 +190,7 @@ int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
     wg_errmsg_clear(ctx);
     return WG_OK;
   }
+  if (cols == 0 && (status = check_nonempty(ctx, op, "an empty row"))) return status;
   const size_t size = wg_types[type].size;
   /* The input spans (rows - 1) strides and one row. */
   uint64_t span = 0;
@@ -124,7 +201,8 @@ int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
     span = (rows - 1) * row_stride + cols;
   }
   status = wg_check_device_buffer(ctx, "input", in, span, size);
-  if (status == WG_OK) status = wg_check_device_buffer(ctx, "output", out, rows, size);
+  if (status == WG_OK) status = wg_check_device_buffer(ctx, "output", out, rows,
+                                    wg_types[wg_operator_out_type(op, type)].size);
   if (status != WG_OK) return status;
 
   spec.cols = wg_rows_spec_cols(type, cols);
@@ -178,8 +256,46 @@ int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
 
   CUdeviceptr in_ptr = (CUdeviceptr)in, out_ptr = (CUdeviceptr)out, workspace = 0;
   unsigned long long nrows = rows, ncols = cols, stride = row_stride;
-  void *params[] = {&in_ptr, &nrows, &ncols, &stride, &out_ptr, &split, &workspace};
+  void *params[] = {&in_ptr, &nrows, &ncols, &stride, &out_ptr, &split, kparams,
+                    &workspace};
   /* Only split rows combine through memory: a ticket a row. */
   return launch(ctx, k, grid, params, &workspace,
                 split > 1 ? (size_t)rows * sizeof(unsigned) : 0, stream);
+}
+
+int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
+                   uint64_t rows, uint64_t cols, uint64_t row_stride,
+                   uint64_t out, void *stream) {
+  if (!ctx) return WG_EINVAL;
+  int status = plain_call_check(ctx, type, op, "wg_reduce_rows");
+  if (status != WG_OK) return status;
+  const wg_reduction r = {WG_REDUCTION_VERSION, type, op, 1};
+  wg_scalar kparams[WG_MAX_PARAMS];
+  status = reduce_args(ctx, &r, &in, 1, NULL, 0, kparams);
+  if (status != WG_OK) return status;
+  return reduce_rows(ctx, type, op, in, rows, cols, row_stride, kparams, out, stream);
+}
+
+int wg_reduce_rows_ex(wg_context *ctx, const wg_reduction *reduction,
+                      const uint64_t *inputs, size_t ninputs, uint64_t rows,
+                      uint64_t cols, uint64_t row_stride, const wg_scalar *params,
+                      size_t nparams, uint64_t out, void *stream) {
+  if (!ctx) return WG_EINVAL;
+  wg_scalar kparams[WG_MAX_PARAMS];
+  int status = reduce_args(ctx, reduction, inputs, ninputs, params, nparams, kparams);
+  if (status != WG_OK) return status;
+  return reduce_rows(ctx, reduction->type, reduction->op, inputs[0], rows, cols,
+                     row_stride, kparams, out, stream);
+}
+
+void wg_reduction_init(wg_reduction *reduction) {
+  if (reduction) *reduction = (wg_reduction)WG_REDUCTION_INIT;
+}
+
+int wg_reduce_output_type(wg_type type, wg_operator op) {
+  if ((unsigned)type >= WG_TYPE_COUNT || (unsigned)op >= WG_OPERATOR_COUNT ||
+      op == WG_OP_NONE)
+    return WG_EINVAL;
+  if (!wg_operator_accepts(op, type)) return WG_ESPEC;
+  return (int)wg_operator_out_type(op, type);
 }

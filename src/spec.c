@@ -77,16 +77,24 @@ static int validate(wg_context *ctx, const wg_spec *s, int arch) {
   const char *pn = p->name, *tn = t->name, *on = wg_operators[s->op].name;
 
   if (p->takes_operator && s->op == WG_OP_NONE) {
-    names_text(allowed, sizeof allowed, op_at, WG_OPERATOR_COUNT, ~0u);
+    unsigned ops = 0;
+    for (int o = 0; o < WG_OPERATOR_COUNT; o++)
+      if (!p->is_warp || wg_operators[o].warp) ops |= 1u << o;
+    names_text(allowed, sizeof allowed, op_at, WG_OPERATOR_COUNT, ops);
     return wg_fail(ctx, WG_ESPEC, "operator: '%s' needs an operator, one of %s", pn,
                    allowed);
   }
   if (!p->takes_operator && s->op != WG_OP_NONE)
     return wg_fail(ctx, WG_ESPEC, "operator: '%s' takes no operator (got '%s')", pn, on);
-  if (wg_operators[s->op].integer_only && t->is_float)
-    return wg_fail(ctx, WG_ESPEC,
-                   "operator: '%s' is bitwise and exists for integer types "
-                   "(i32, u32, i64, u64), not %s", on, tn);
+  if (p->takes_operator && !wg_operator_accepts(s->op, s->type)) {
+    names_text(allowed, sizeof allowed, type_at, WG_TYPE_COUNT, wg_operators[s->op].types);
+    const char *note = wg_operators[s->op].types_note;
+    return wg_fail(ctx, WG_ESPEC, "operator: '%s' %s (%s), not %s", on,
+                   note ? note : "takes the types", allowed, tn);
+  }
+  if (p->is_warp && p->takes_operator && !wg_operators[s->op].warp)
+    return wg_fail(ctx, WG_ESPEC, "operator: '%s' exists for reduce-array and "
+                   "reduce-rows, not for the warp primitive '%s'", on, pn);
 
   if (p->is_warp) {
     if (s->width != 2 && s->width != 4 && s->width != 8 && s->width != 16 &&

@@ -39,22 +39,159 @@ const wg_type_info wg_types[WG_TYPE_COUNT] = {
               "unsigned long long", "x", "b", 8, false, false},
 };
 
-/* Integer sums and products go through the unsigned twin: they wrap, as
- * the header promises, instead of being undefined on overflow. */
+/* The operator model (internal.h, wg_operator_info). Expressions see:
+ *   identity        -                         -> wg_acc
+ *   combine         a, b (wg_acc)             -> wg_acc
+ *   map             v (the element as ${value}), i (its index, long long)
+ *   final           r (wg_acc), n (the count: the array's n or the row's
+ *                   length, unsigned long long), p (wg_params)
+ *                                             -> the output's arithmetic type
+ * ${value}, ${uacc}, ${lowest} and ${highest} are those of the value type.
+ * `defs` are device functions the row's expressions call, emitted once
+ * after wg_acc. Integer sums and products go through the unsigned twin:
+ * they wrap, as the header promises, instead of being undefined on
+ * overflow. */
+
+#define FLOATS ((1u << WG_F16) | (1u << WG_BF16) | (1u << WG_F32) | (1u << WG_F64))
+#define INTS ((1u << WG_I32) | (1u << WG_U32) | (1u << WG_I64) | (1u << WG_U64))
+#define ALL_TYPES (FLOATS | INTS)
+#define NO_INDEX "0x7fffffffffffffffLL"
+
+/* argmin/argmax: b replaces a when b is a NaN and a is not (NaN wins, as in
+ * PyTorch), when b is better, or on a tie (two NaNs, equal values) when b
+ * comes first. Ties decided by index make the combine associative and
+ * commutative: any fold order gives the first index. */
+static const char arg_defs[] =
+    "static __device__ __forceinline__ wg_acc wg_arg_pick(wg_acc a, wg_acc b,\n"
+    "    bool b_better) {\n"
+    "  const bool a_nan = a.v != a.v, b_nan = b.v != b.v;\n"
+    "  if (a_nan != b_nan) return b_nan ? b : a;\n"
+    "  if (!a_nan && b_better) return b;\n"
+    "  const bool tie = a_nan || a.v == b.v;\n"
+    "  return tie && b.i < a.i ? b : a;\n"
+    "}\n";
+
+/* mean/var/std: (count, mean, M2) merged as Chan et al.; the counts are
+ * exact 64-bit integers. An infinity makes the variance NaN, as in PyTorch:
+ * an element's M2 is v - v (0, or NaN for inf and NaN), and a merge whose
+ * means differ by an infinity gives NaN. */
+static const char welford_defs[] =
+    "static __device__ __forceinline__ wg_acc wg_welford_merge(wg_acc a, wg_acc b) {\n"
+    "  if (b.n == 0) return a;\n"
+    "  if (a.n == 0) return b;\n"
+    "  wg_acc r;\n"
+    "  r.n = a.n + b.n;\n"
+    "  const ${value} d = b.mean - a.mean, wb = (${value})b.n / (${value})r.n;\n"
+    "  r.mean = a.mean + d * wb;\n"
+    "  r.m2 = a.m2 + b.m2 + d * d * ((${value})a.n * wb);\n"
+    "  if (d - d != d - d) r.m2 = d - d; /* an infinity met another: NaN */\n"
+    "  return r;\n"
+    "}\n"
+    "/* M2 / max(0, n - correction), as PyTorch: 0/0 is NaN, M2/0 infinite. */\n"
+    "static __device__ __forceinline__ ${value} wg_welford_var(wg_acc r,\n"
+    "    const wg_params &p) {\n"
+    "  const ${value} n = (${value})r.n, c = (${value})p.p[0].f64;\n"
+    "  return r.m2 / (n > c ? n - c : (${value})0);\n"
+    "}\n";
+
+/* logsumexp: (max, sum of exp(x - max)), merged online. A NaN spreads; an
+ * infinite max (or the identity's -inf on the other side) keeps its side. */
+static const char lse_defs[] =
+    "static __device__ __forceinline__ wg_acc wg_lse_merge(wg_acc a, wg_acc b) {\n"
+    "  if (a.m != a.m || b.m != b.m) { wg_acc r = {a.m + b.m, (${value})1}; return r; }\n"
+    "  const wg_acc hi = a.m < b.m ? b : a, lo = a.m < b.m ? a : b;\n"
+    "  if (lo.m == ${lowest} || hi.m == ${highest}) return hi;\n"
+    "  wg_acc r = {hi.m, hi.s + lo.s * exp(lo.m - hi.m)};\n"
+    "  return r;\n"
+    "}\n";
+
+/* var and std: PyTorch's default correction (Bessel's). */
+static const double correction_default[] = {1.0};
+
+#define SCALAR {{NULL, NULL}}
+#define OLD(name, combine, combine_float, identity, redux, types, note)    \
+  name, SCALAR, NULL, identity, combine, combine_float, "v", "r",         \
+      WG_OUT_INPUT, types, note, false, false, 0, NULL, redux, true
+
 const wg_operator_info wg_operators[WG_OPERATOR_COUNT] = {
-  [WG_OP_NONE] = {"none", "a", NULL, "0", NULL, false},
-  [WG_OP_SUM] = {"sum", "(wg_acc)((${uacc})a + (${uacc})b)", "a + b", "0",
-                 "__reduce_add_sync", false},
-  [WG_OP_PROD] = {"prod", "(wg_acc)((${uacc})a * (${uacc})b)", "a * b", "1",
-                  NULL, false},
-  [WG_OP_MIN] = {"min", "(b < a ? b : a)", "fmin(a, b)", "${highest}",
-                 "__reduce_min_sync", false},
-  [WG_OP_MAX] = {"max", "(a < b ? b : a)", "fmax(a, b)", "${lowest}",
-                 "__reduce_max_sync", false},
-  [WG_OP_AND] = {"and", "a & b", NULL, "~(wg_acc)0", "__reduce_and_sync", true},
-  [WG_OP_OR] = {"or", "a | b", NULL, "0", "__reduce_or_sync", true},
-  [WG_OP_XOR] = {"xor", "a ^ b", NULL, "0", "__reduce_xor_sync", true},
+  [WG_OP_NONE] = {OLD("none", "a", NULL, "0", NULL, ALL_TYPES, NULL)},
+  [WG_OP_SUM] = {OLD("sum", "(wg_acc)((${uacc})a + (${uacc})b)", "a + b", "0",
+                     "__reduce_add_sync", ALL_TYPES, NULL)},
+  [WG_OP_PROD] = {OLD("prod", "(wg_acc)((${uacc})a * (${uacc})b)", "a * b", "1",
+                      NULL, ALL_TYPES, NULL)},
+  [WG_OP_MIN] = {OLD("min", "(b < a ? b : a)", "fmin(a, b)", "${highest}",
+                     "__reduce_min_sync", ALL_TYPES, NULL)},
+  [WG_OP_MAX] = {OLD("max", "(a < b ? b : a)", "fmax(a, b)", "${lowest}",
+                     "__reduce_max_sync", ALL_TYPES, NULL)},
+  [WG_OP_AND] = {OLD("and", "a & b", NULL, "~(wg_acc)0", "__reduce_and_sync", INTS,
+                     "is bitwise and exists for integer types")},
+  [WG_OP_OR] = {OLD("or", "a | b", NULL, "0", "__reduce_or_sync", INTS,
+                    "is bitwise and exists for integer types")},
+  [WG_OP_XOR] = {OLD("xor", "a ^ b", NULL, "0", "__reduce_xor_sync", INTS,
+                     "is bitwise and exists for integer types")},
+  /* name, accumulator fields, defs, identity, combine, combine_float, map,
+   * final, output rule, types, note, float_value, needs_elements, nparams */
+  [WG_OP_ARGMIN] = {"argmin", {{"${value}", "v"}, {"long long", "i"}}, arg_defs,
+                    "wg_acc{${highest}, " NO_INDEX "}", "wg_arg_pick(a, b, b.v < a.v)",
+                    NULL, "wg_acc{v, i}", "r.i", WG_OUT_I64, ALL_TYPES, NULL, false,
+                    true, 0, NULL, NULL, false},
+  [WG_OP_ARGMAX] = {"argmax", {{"${value}", "v"}, {"long long", "i"}}, arg_defs,
+                    "wg_acc{${lowest}, " NO_INDEX "}", "wg_arg_pick(a, b, a.v < b.v)",
+                    NULL, "wg_acc{v, i}", "r.i", WG_OUT_I64, ALL_TYPES, NULL, false,
+                    true, 0, NULL, NULL, false},
+  [WG_OP_MEAN] = {"mean", SCALAR, NULL, "0", "a + b", NULL, "v",
+                  "r / (${value})n", WG_OUT_FLOAT, FLOATS,
+                  "needs floating types, as in PyTorch", false, false, 0, NULL, NULL, false},
+  [WG_OP_VAR] = {"var", {{"unsigned long long", "n"}, {"${value}", "mean"},
+                         {"${value}", "m2"}},
+                 welford_defs, "wg_acc{0ull, 0, 0}", "wg_welford_merge(a, b)", NULL,
+                 "wg_acc{1ull, v, v - v}", "wg_welford_var(r, p)", WG_OUT_FLOAT, FLOATS,
+                 "needs floating types, as in PyTorch", false, false, 1, correction_default, NULL, false},
+  [WG_OP_STD] = {"std", {{"unsigned long long", "n"}, {"${value}", "mean"},
+                         {"${value}", "m2"}},
+                 welford_defs, "wg_acc{0ull, 0, 0}", "wg_welford_merge(a, b)", NULL,
+                 "wg_acc{1ull, v, v - v}", "sqrt(wg_welford_var(r, p))", WG_OUT_FLOAT,
+                 FLOATS, "needs floating types, as in PyTorch", false, false, 1,
+                 correction_default, NULL, false},
+  [WG_OP_NORM1] = {"norm1", SCALAR, NULL, "0", "a + b", NULL, "fabs(v)", "r",
+                   WG_OUT_FLOAT, FLOATS, "needs floating types, as in PyTorch", false,
+                   false, 0, NULL, NULL, false},
+  [WG_OP_NORM2] = {"norm2", SCALAR, NULL, "0", "a + b", NULL, "v * v", "sqrt(r)",
+                   WG_OUT_FLOAT, FLOATS, "needs floating types, as in PyTorch", false,
+                   false, 0, NULL, NULL, false},
+  /* max |x| with NaN spreading (fmax would drop it); empty is an error, as
+   * PyTorch's vector_norm says it has no identity. */
+  [WG_OP_NORMINF] = {"norminf", SCALAR, NULL, "0", "(a < b || b != b) ? b : a", NULL,
+                     "fabs(v)", "r", WG_OUT_FLOAT, FLOATS,
+                     "needs floating types, as in PyTorch", false, true, 0, NULL,
+                     NULL, false},
+  [WG_OP_LOGSUMEXP] = {"logsumexp", {{"${value}", "m"}, {"${value}", "s"}}, lse_defs,
+                       "wg_acc{${lowest}, 0}", "wg_lse_merge(a, b)", NULL,
+                       "wg_acc{v, 1}",
+                       "(r.m == ${lowest} || r.m == ${highest} || r.m != r.m) ? r.m"
+                       " : r.m + log(r.s)",
+                       WG_OUT_FLOAT, ALL_TYPES, NULL, true, false, 0, NULL, NULL, false},
+  [WG_OP_COUNT_NONZERO] = {"count_nonzero", {{"unsigned long long", NULL}}, NULL, "0ull",
+                           "a + b", NULL, "v != (${value})0 ? 1ull : 0ull",
+                           "(long long)r", WG_OUT_I64, ALL_TYPES, NULL, false, false,
+                           0, NULL, NULL, false},
 };
+
+bool wg_operator_accepts(wg_operator op, wg_type type) {
+  return (wg_operators[op].types >> type) & 1u;
+}
+
+wg_type wg_operator_value_type(wg_operator op, wg_type type) {
+  return wg_operators[op].float_value && !wg_types[type].is_float ? WG_F32 : type;
+}
+
+wg_type wg_operator_out_type(wg_operator op, wg_type type) {
+  switch (wg_operators[op].out) {
+  case WG_OUT_I64: return WG_I64;
+  case WG_OUT_FLOAT: return wg_types[type].is_float ? type : WG_F32;
+  default: return type;
+  }
+}
 
 #define V(x) (1u << WG_VARIANT_##x)
 

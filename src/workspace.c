@@ -25,7 +25,7 @@
 #include <stdlib.h>
 
 /* The most workspaces a context keeps: as many streams as may overlap
- * without waiting on each other (72 KiB each). */
+ * without waiting on each other (200 KiB each: partials as wide as the widest accumulator). */
 #define WG_POOL_MAX 32
 
 typedef struct pool_slot {

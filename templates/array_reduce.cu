@@ -31,7 +31,7 @@ static_assert(sizeof(wg_acc) <= ${partial_bytes}, "the workspace's partials are 
 ${helpers}
 extern "C" __global__ void __launch_bounds__(WG_BLOCK)
 ${kernel}(const wg_elem *__restrict__ in, unsigned long long n,
-    wg_elem *__restrict__ out, unsigned char *workspace)
+    wg_out *__restrict__ out, const wg_params params, unsigned char *workspace)
 {
   const wg_parts<unsigned long long> part = wg_split(in, n);
   const unsigned long long head = part.head, vectors = part.vectors, tail = part.tail;
@@ -40,8 +40,8 @@ ${kernel}(const wg_elem *__restrict__ in, unsigned long long n,
   const unsigned long long lanes = (unsigned long long)gridDim.x * WG_BLOCK;
 
   wg_acc acc = wg_identity();
-  if (tid < head) acc = wg_combine(acc, wg_load(in[tid]));
-  if (tid < n - tail) acc = wg_combine(acc, wg_load(in[tail + tid]));
+  if (tid < head) acc = wg_combine(acc, wg_map(in[tid], (long long)tid));
+  if (tid < n - tail) acc = wg_combine(acc, wg_map(in[tail + tid], (long long)(tail + tid)));
 
   unsigned long long v = tid;
   for (; v + (WG_UNROLL - 1) * lanes < vectors; v += WG_UNROLL * lanes) {
@@ -50,18 +50,20 @@ ${kernel}(const wg_elem *__restrict__ in, unsigned long long n,
     for (int u = 0; u < WG_UNROLL; u++) x[u] = __ldg(body + v + u * lanes);
     wg_acc t[WG_UNROLL];
 #pragma unroll
-    for (int u = 0; u < WG_UNROLL; u++) t[u] = wg_fold16(x[u]);
+    for (int u = 0; u < WG_UNROLL; u++)
+      t[u] = wg_fold16(x[u], (long long)(head + (v + u * lanes) * WG_VEC));
 #pragma unroll
     for (int w = 1; w < WG_UNROLL; w *= 2)
 #pragma unroll
       for (int j = 0; j + w < WG_UNROLL; j += 2 * w) t[j] = wg_combine(t[j], t[j + w]);
     acc = wg_combine(acc, t[0]);
   }
-  for (; v < vectors; v += lanes) acc = wg_combine(acc, wg_fold16(__ldg(body + v)));
+  for (; v < vectors; v += lanes)
+    acc = wg_combine(acc, wg_fold16(__ldg(body + v), (long long)(head + v * WG_VEC)));
 
   acc = wg_block_fold(acc);
   if (gridDim.x == 1) {
-    if (threadIdx.x == 0) *out = wg_store(acc);
+    if (threadIdx.x == 0) *out = wg_finalize(acc, n, params);
     return;
   }
   unsigned int *const wg_ticket = (unsigned int *)workspace;
@@ -83,14 +85,14 @@ ${kernel}(const wg_elem *__restrict__ in, unsigned long long n,
 #pragma unroll
     for (int j = 0; j < 8; j++) {
       const unsigned b = b0 + j * WG_BLOCK + threadIdx.x;
-      p[j] = b < gridDim.x ? __ldcg(wg_partials + b) : wg_identity();
+      p[j] = b < gridDim.x ? wg_ldcg(wg_partials + b) : wg_identity();
     }
 #pragma unroll
     for (int j = 0; j < 8; j++) acc = wg_combine(acc, p[j]);
   }
   acc = wg_block_fold(acc);
   if (threadIdx.x == 0) {
-    *out = wg_store(acc);
+    *out = wg_finalize(acc, n, params);
     *wg_ticket = 0; /* ready for the workspace's next launch */
   }
 }

@@ -7,14 +7,15 @@ union wg_vec16 {
   wg_elem e[WG_VEC];
 };
 
-/* The elements of one vector folded as a pairwise tree: short dependency
- * chains, and a fixed order. */
-static __device__ __forceinline__ wg_acc wg_fold16(uint4 raw) {
+/* The elements of one vector, the first of which has index `first`, mapped
+ * and folded as a pairwise tree: short dependency chains, and a fixed
+ * order. */
+static __device__ __forceinline__ wg_acc wg_fold16(uint4 raw, long long first) {
   wg_vec16 v;
   v.raw = raw;
   wg_acc t[WG_VEC];
 #pragma unroll
-  for (int j = 0; j < WG_VEC; j++) t[j] = wg_load(v.e[j]);
+  for (int j = 0; j < WG_VEC; j++) t[j] = wg_map(v.e[j], first + j);
 #pragma unroll
   for (int w = 1; w < WG_VEC; w *= 2)
 #pragma unroll
@@ -28,7 +29,7 @@ template <int width>
 static __device__ __forceinline__ wg_acc wg_group_fold(wg_acc v) {
 #pragma unroll
   for (int offset = width / 2; offset > 0; offset /= 2)
-    v = wg_combine(v, __shfl_down_sync(0xffffffffu, v, offset, width));
+    v = wg_combine(v, wg_shfl_down(v, offset, width));
   return v;
 }
 

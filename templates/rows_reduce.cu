@@ -50,24 +50,24 @@ template <> struct wg_word<16> { enum { ok = 1 }; typedef uint4 type; };
 
 /* Writes R consecutive results; `wide`: out is aligned to all R of them. */
 template <int R>
-static __device__ __forceinline__ void wg_store_rows(wg_elem *out, const wg_acc (&acc)[R],
-                                                     bool wide) {
-  typedef wg_word<R * (int)sizeof(wg_elem)> words;
+static __device__ __forceinline__ void wg_store_rows(wg_out *out, const wg_acc (&acc)[R],
+                                                     bool wide, const wg_params &params) {
+  typedef wg_word<R * (int)sizeof(wg_out)> words;
   typedef typename words::type word;
   if constexpr (words::ok) {
     if (wide) {
       union {
         word w;
-        wg_elem e[R];
+        wg_out e[R];
       } u;
 #pragma unroll
-      for (int k = 0; k < R; k++) u.e[k] = wg_store(acc[k]);
+      for (int k = 0; k < R; k++) u.e[k] = wg_finalize(acc[k], WG_PACK_COLS, params);
       *(word *)out = u.w;
       return;
     }
   }
 #pragma unroll
-  for (int k = 0; k < R; k++) out[k] = wg_store(acc[k]);
+  for (int k = 0; k < R; k++) out[k] = wg_finalize(acc[k], WG_PACK_COLS, params);
 }
 
 /* Packed tiny rows: the matrix is one flat, aligned array of chunks of
@@ -76,7 +76,7 @@ static __device__ __forceinline__ void wg_store_rows(wg_elem *out, const wg_acc 
  * elements fold in order. The last, partial chunk is read element by
  * element. */
 static __device__ __forceinline__ void wg_rows_packed(const wg_elem *__restrict__ in,
-    unsigned long long rows, wg_elem *__restrict__ out)
+    unsigned long long rows, wg_out *__restrict__ out, const wg_params &params)
 {
   const int C = WG_PACK_COLS, R = WG_PACK_ROWS, V = WG_PACK_VECTORS, U = WG_PACK_UNROLL;
   union chunk {
@@ -86,7 +86,7 @@ static __device__ __forceinline__ void wg_rows_packed(const wg_elem *__restrict_
   const unsigned long long full = rows / R, chunks = full + (rows % R != 0);
   const unsigned long long lanes = (unsigned long long)gridDim.x * WG_BLOCK;
   const uint4 *body = (const uint4 *)in;
-  const bool wide = (unsigned long long)out % (R * sizeof(wg_elem)) == 0;
+  const bool wide = (unsigned long long)out % (R * sizeof(wg_out)) == 0;
   for (unsigned long long c0 = (unsigned long long)blockIdx.x * WG_BLOCK + threadIdx.x;
        c0 < chunks; c0 += U * lanes) {
     chunk x[U];
@@ -105,16 +105,17 @@ static __device__ __forceinline__ void wg_rows_packed(const wg_elem *__restrict_
         wg_acc acc[R];
 #pragma unroll
         for (int k = 0; k < R; k++) {
-          acc[k] = wg_load(x[u].e[k * C]);
+          acc[k] = wg_map(x[u].e[k * C], 0);
 #pragma unroll
-          for (int j = 1; j < C; j++) acc[k] = wg_combine(acc[k], wg_load(x[u].e[k * C + j]));
+          for (int j = 1; j < C; j++)
+            acc[k] = wg_combine(acc[k], wg_map(x[u].e[k * C + j], j));
         }
-        wg_store_rows<R>(out + c * R, acc, wide);
+        wg_store_rows<R>(out + c * R, acc, wide, params);
       } else if (c < chunks) {
         for (unsigned long long row = c * R; row < rows; row++) {
-          wg_acc a = wg_load(in[row * C]);
-          for (int j = 1; j < C; j++) a = wg_combine(a, wg_load(in[row * C + j]));
-          out[row] = wg_store(a);
+          wg_acc a = wg_map(in[row * C], 0);
+          for (int j = 1; j < C; j++) a = wg_combine(a, wg_map(in[row * C + j], j));
+          out[row] = wg_finalize(a, C, params);
         }
       }
     }
@@ -127,7 +128,8 @@ static __device__ __forceinline__ void wg_rows_packed(const wg_elem *__restrict_
  * every lane of a tile runs the same passes, so the shuffles see all lanes. */
 static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
     unsigned long long rows, unsigned long long cols, unsigned long long stride,
-    wg_elem *__restrict__ out, unsigned split, unsigned char *workspace)
+    wg_out *__restrict__ out, unsigned split, const wg_params &params,
+    unsigned char *workspace)
 {
   (void)workspace;
 #if WG_PACK_ROWS
@@ -135,7 +137,7 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
    * general path below, which any grid suits. */
   if (split == 1 && cols == WG_PACK_COLS && (rows == 1 || stride == cols) &&
       (unsigned long long)in % 16 == 0) {
-    wg_rows_packed(in, rows, out);
+    wg_rows_packed(in, rows, out, params);
     return;
   }
 #else
@@ -187,15 +189,16 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
 #pragma unroll
         for (int m = 0; m < V; m++) {
           const unsigned i = first + lane + (unsigned)(m * G);
-          if (i < part[k].vectors) acc[k] = wg_combine(acc[k], wg_fold16(x[k][m]));
+          if (i < part[k].vectors)
+            acc[k] = wg_combine(acc[k], wg_fold16(x[k][m], (long long)(part[k].head + i * WG_VEC)));
         }
         if (first == 0) {
 #pragma unroll
           for (int s = 0; s < SCALARS; s++) {
             const unsigned e = lane + (unsigned)(s * G);
-            if (e < part[k].head) acc[k] = wg_combine(acc[k], wg_load(hs[k][s]));
+            if (e < part[k].head) acc[k] = wg_combine(acc[k], wg_map(hs[k][s], (long long)e));
             if (part[k].tail + e < part[k].end)
-              acc[k] = wg_combine(acc[k], wg_load(ts[k][s]));
+              acc[k] = wg_combine(acc[k], wg_map(ts[k][s], (long long)(part[k].tail + e)));
           }
         }
       }
@@ -205,16 +208,17 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
     for (int k = 0; k < R; k++) {
       acc[k] = wg_group_fold<WG_GROUP>(acc[k]);
       const unsigned long long row = tile + (unsigned long long)k * GROUPS + group;
-      if (lane == 0 && row < rows) out[row] = wg_store(acc[k]);
+      if (lane == 0 && row < rows) out[row] = wg_finalize(acc[k], cols, params);
     }
   }
 }
 #else
 /* Folds vectors [begin, end) of body, `step` apart from this thread's
- * `start`, U loads in flight. */
+ * `start`, U loads in flight; body's first element has index `head`. */
 template <int U>
 static __device__ __forceinline__ wg_acc wg_fold_span(const uint4 *body,
-    unsigned long long start, unsigned long long end, unsigned step, wg_acc acc) {
+    unsigned long long head, unsigned long long start, unsigned long long end,
+    unsigned long long step, wg_acc acc) {
   for (unsigned long long v = start; v < end; v += (unsigned long long)U * step) {
     uint4 x[U];
 #pragma unroll
@@ -222,14 +226,16 @@ static __device__ __forceinline__ wg_acc wg_fold_span(const uint4 *body,
       if (v + (unsigned long long)u * step < end) x[u] = __ldg(body + v + u * step);
 #pragma unroll
     for (int u = 0; u < U; u++)
-      if (v + (unsigned long long)u * step < end) acc = wg_combine(acc, wg_fold16(x[u]));
+      if (v + (unsigned long long)u * step < end)
+        acc = wg_combine(acc, wg_fold16(x[u], (long long)(head + (v + u * step) * WG_VEC)));
   }
   return acc;
 }
 
 static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
     unsigned long long rows, unsigned long long cols, unsigned long long stride,
-    wg_elem *__restrict__ out, unsigned split, unsigned char *workspace)
+    wg_out *__restrict__ out, unsigned split, const wg_params &params,
+    unsigned char *workspace)
 {
   if (split == 0) { /* a warp per row; the loop test is the same for the warp */
     const unsigned lane = threadIdx.x & 31u;
@@ -240,11 +246,13 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
       const wg_elem *p = in + row * stride;
       const wg_parts<unsigned long long> part = wg_split(p, cols);
       wg_acc acc = wg_identity();
-      if (lane < part.head) acc = wg_combine(acc, wg_load(p[lane]));
-      if (part.tail + lane < part.end) acc = wg_combine(acc, wg_load(p[part.tail + lane]));
-      acc = wg_fold_span<4>((const uint4 *)(p + part.head), lane, part.vectors, 32, acc);
+      if (lane < part.head) acc = wg_combine(acc, wg_map(p[lane], (long long)lane));
+      if (part.tail + lane < part.end)
+        acc = wg_combine(acc, wg_map(p[part.tail + lane], (long long)(part.tail + lane)));
+      acc = wg_fold_span<4>((const uint4 *)(p + part.head), part.head, lane, part.vectors, 32,
+                           acc);
       acc = wg_group_fold<32>(acc);
-      if (lane == 0) out[row] = wg_store(acc);
+      if (lane == 0) out[row] = wg_finalize(acc, cols, params);
     }
     return;
   }
@@ -261,16 +269,18 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
     const wg_parts<unsigned long long> part = wg_split(p, cols);
     wg_acc acc = wg_identity();
     if (chunk == 0) {
-      if (threadIdx.x < part.head) acc = wg_combine(acc, wg_load(p[threadIdx.x]));
+      if (threadIdx.x < part.head)
+        acc = wg_combine(acc, wg_map(p[threadIdx.x], (long long)threadIdx.x));
       if (part.tail + threadIdx.x < part.end)
-        acc = wg_combine(acc, wg_load(p[part.tail + threadIdx.x]));
+        acc = wg_combine(acc, wg_map(p[part.tail + threadIdx.x],
+                                     (long long)(part.tail + threadIdx.x)));
     }
-    acc = wg_fold_span<4>((const uint4 *)(p + part.head),
+    acc = wg_fold_span<4>((const uint4 *)(p + part.head), part.head,
                           (unsigned long long)chunk * WG_BLOCK + threadIdx.x, part.vectors,
                           split * WG_BLOCK, acc);
     acc = wg_block_fold(acc);
     if (split == 1) {
-      if (threadIdx.x == 0) out[row] = wg_store(acc);
+      if (threadIdx.x == 0) out[row] = wg_finalize(acc, cols, params);
       continue;
     }
     if (threadIdx.x == 0) {
@@ -283,10 +293,10 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
       __threadfence();
       wg_acc total = wg_identity();
       for (unsigned c = threadIdx.x; c < split; c += WG_BLOCK)
-        total = wg_combine(total, __ldcg(wg_row_partials + row * split + c));
+        total = wg_combine(total, wg_ldcg(wg_row_partials + row * split + c));
       total = wg_block_fold(total);
       if (threadIdx.x == 0) {
-        out[row] = wg_store(total);
+        out[row] = wg_finalize(total, cols, params);
         wg_row_tickets[row] = 0; /* ready for the workspace's next launch */
       }
     }
@@ -301,7 +311,8 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
 extern "C" __global__ void __launch_bounds__(WG_BLOCK, WG_LONG_ROWS ? 4 : 1)
 ${kernel}(const wg_elem *__restrict__ in, unsigned long long rows,
     unsigned long long cols, unsigned long long stride,
-    wg_elem *__restrict__ out, unsigned split, unsigned char *workspace)
+    wg_out *__restrict__ out, unsigned split, const wg_params params,
+    unsigned char *workspace)
 {
-  wg_rows(in, rows, cols, stride, out, split, workspace);
+  wg_rows(in, rows, cols, stride, out, split, params, workspace);
 }

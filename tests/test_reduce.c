@@ -25,6 +25,7 @@
 #include "driver.h"
 #include "internal.h"
 #include "reduce.h"
+#include "oracle.h"
 #include "support.h"
 
 #include <check.h>
@@ -39,8 +40,11 @@
 #define GUARD_BYTES 256
 #define MB (1024ull * 1024ull)
 
-static const wg_operator all_ops[] = {WG_OP_SUM, WG_OP_PROD, WG_OP_MIN, WG_OP_MAX,
-                                      WG_OP_AND, WG_OP_OR,   WG_OP_XOR};
+/* Every operator of the array and row reductions. */
+static const wg_operator all_ops[] = {
+    WG_OP_SUM,    WG_OP_PROD, WG_OP_MIN,  WG_OP_MAX,   WG_OP_AND,     WG_OP_OR,
+    WG_OP_XOR,    WG_OP_ARGMIN, WG_OP_ARGMAX, WG_OP_MEAN, WG_OP_VAR, WG_OP_STD,
+    WG_OP_NORM1,  WG_OP_NORM2, WG_OP_NORMINF, WG_OP_LOGSUMEXP, WG_OP_COUNT_NONZERO};
 
 /* Row lengths: every shape and the edges between them, for 2- to 8-byte
  * elements, up to 100 000. */
@@ -63,7 +67,7 @@ static const pair sweep_pairs[] = {
 static const uint64_t few_cols[] = {1, 6, 33, 300, 1000, 5000};
 
 static bool pair_valid(wg_type type, wg_operator op) {
-  return !(wg_operators[op].integer_only && wg_types[type].is_float);
+  return wg_operator_accepts(op, type);
 }
 
 /* Float products of the reference's inputs (magnitudes 0.8 to 1.25) grow
@@ -79,137 +83,8 @@ static bool quick(void) {
   return v && strcmp(v, "1") == 0;
 }
 
-/* --- the CPU reference ---------------------------------------------------- */
-
-/* One element as a double (floats) or as its value's bits, sign-extended
- * (integers). */
-static double elem_double(wg_type t, const void *base, uint64_t i) {
-  const unsigned char *p = (const unsigned char *)base + i * wg_types[t].size;
-  switch (t) {
-  case WG_F16: {
-    uint16_t h;
-    memcpy(&h, p, 2);
-    return wg_ref_f16_to_double(h);
-  }
-  case WG_BF16: {
-    uint16_t h;
-    memcpy(&h, p, 2);
-    return wg_ref_bf16_to_double(h);
-  }
-  case WG_F32: {
-    float f;
-    memcpy(&f, p, 4);
-    return f;
-  }
-  default: {
-    double d;
-    memcpy(&d, p, 8);
-    return d;
-  }
-  }
-}
-
-static uint64_t elem_bits(wg_type t, const void *base, uint64_t i) {
-  const unsigned char *p = (const unsigned char *)base + i * wg_types[t].size;
-  if (wg_types[t].size == 4) {
-    uint32_t u;
-    memcpy(&u, p, 4);
-    return wg_types[t].is_signed ? (uint64_t)(int64_t)(int32_t)u : u;
-  }
-  uint64_t u;
-  memcpy(&u, p, 8);
-  return u;
-}
-
-static uint64_t int_mask(wg_type t) {
-  return wg_types[t].size == 8 ? ~0ull : 0xffffffffull;
-}
-
-/* True when integer a < b in type t's order. */
-static bool int_less(wg_type t, uint64_t a, uint64_t b) {
-  if (wg_types[t].is_signed) return (int64_t)a < (int64_t)b;
-  return (a & int_mask(t)) < (b & int_mask(t));
-}
-
-typedef struct ref_value {
-  double f;     /* floats: the exact-ish value */
-  uint64_t u;   /* integers: the bits */
-  double scale; /* floats: sum of |x| (sum), or count (prod) */
-} ref_value;
-
-/* op over count elements of base starting at first. */
-static ref_value reference(wg_type t, wg_operator op, const void *base,
-                           uint64_t first, uint64_t count) {
-  ref_value r = {0, 0, 0};
-  if (wg_types[t].is_float) {
-    r.f = op == WG_OP_SUM ? 0.0 : op == WG_OP_PROD ? 1.0
-          : op == WG_OP_MIN ? INFINITY : -INFINITY;
-    for (uint64_t i = 0; i < count; i++) {
-      const double x = elem_double(t, base, first + i);
-      switch (op) {
-      case WG_OP_SUM: r.f += x; r.scale += fabs(x); break;
-      case WG_OP_PROD: r.f *= x; break;
-      case WG_OP_MIN: r.f = fmin(r.f, x); break;
-      default: r.f = fmax(r.f, x); break;
-      }
-    }
-    if (op == WG_OP_PROD) r.scale = (double)count;
-    return r;
-  }
-  const bool sgn = wg_types[t].is_signed;
-  const uint64_t mask = int_mask(t);
-  uint64_t highest = sgn ? (mask >> 1) : mask;
-  uint64_t lowest = sgn ? ~(mask >> 1) : 0; /* sign-extended */
-  r.u = op == WG_OP_PROD ? 1 : op == WG_OP_MIN ? highest : op == WG_OP_MAX ? lowest
-        : op == WG_OP_AND ? ~0ull : 0;
-  for (uint64_t i = 0; i < count; i++) {
-    const uint64_t x = elem_bits(t, base, first + i);
-    switch (op) {
-    case WG_OP_SUM: r.u += x; break;
-    case WG_OP_PROD: r.u *= x; break;
-    case WG_OP_MIN: if (int_less(t, x, r.u)) r.u = x; break;
-    case WG_OP_MAX: if (int_less(t, r.u, x)) r.u = x; break;
-    case WG_OP_AND: r.u &= x; break;
-    case WG_OP_OR: r.u |= x; break;
-    default: r.u ^= x; break;
-    }
-  }
-  return r;
-}
-
-/* Unit roundoff of the accumulator, and of the stored result. */
-static double acc_eps(wg_type t) { return t == WG_F64 ? 0x1p-53 : 0x1p-24; }
-static double store_eps(wg_type t) {
-  return t == WG_F16 ? 0x1p-11 : t == WG_BF16 ? 0x1p-8 : t == WG_F64 ? 0x1p-53 : 0x1p-24;
-}
-
-/* Does the output at `got` match the reference? On a mismatch, why. */
-static bool matches(wg_type t, wg_operator op, const void *got, ref_value r,
-                    char *why, size_t why_size) {
-  if (!wg_types[t].is_float) {
-    const uint64_t g = elem_bits(t, got, 0) & int_mask(t);
-    const uint64_t want = r.u & int_mask(t);
-    if (g == want) return true;
-    snprintf(why, why_size, "got 0x%" PRIx64 ", want 0x%" PRIx64, g, want);
-    return false;
-  }
-  const double g = elem_double(t, got, 0);
-  double tol = 0;
-  if (op == WG_OP_SUM)
-    tol = 1e-5 * r.scale * (t == WG_F64 ? 1e-8 : 1.0) + fabs(r.f) * store_eps(t);
-  else if (op == WG_OP_PROD)
-    tol = fabs(r.f) * ((r.scale + 8) * 2 * acc_eps(t) + store_eps(t));
-  /* Past the largest finite value of the accumulator or of the stored
-   * type, the result is an infinity of the same sign. */
-  const double limit = t == WG_F16 ? 65504.0 : t == WG_F64 ? DBL_MAX : FLT_MAX;
-  if (isinf(r.f) || fabs(r.f) > limit * (1 + store_eps(t))) {
-    if (isinf(g) && (g > 0) == (r.f > 0)) return true;
-  } else if (fabs(g - r.f) <= tol) {
-    return true; /* a NaN never passes */
-  }
-  snprintf(why, why_size, "got %.10g, want %.10g (bound %.3g)", g, r.f, tol);
-  return false;
-}
+/* The expected results come from the oracle (tests/oracle.h), which also
+ * documents the float bounds. */
 
 /* --- device buffers ------------------------------------------------------- */
 
@@ -253,19 +128,17 @@ static void buffers_free(wg_context *ctx, buffers *b) {
 /* Random inputs suited to (type, op), uploaded. */
 static void fill_input(wg_context *ctx, buffers *b, wg_type t, wg_operator op,
                        uint64_t n, uint64_t seed) {
-  wg_spec spec = WG_SPEC_INIT;
-  spec.primitive = WG_REDUCE;
-  spec.type = t;
-  spec.op = op;
-  wg_test_fill(&spec, b->host_in, n, seed);
+  wg_oracle_fill(t, op, b->host_in, n, seed);
   OK(ctx, wg_memcpy_htod(ctx, b->dev_in, b->host_in, n * wg_types[t].size, NULL));
 }
 
-static unsigned char poison_byte(wg_type t) {
-  wg_spec spec = WG_SPEC_INIT;
-  spec.primitive = WG_REDUCE;
-  spec.type = t;
-  return wg_ref_poison_byte(&spec);
+/* The output poison: a NaN for float outputs, an unlikely pattern else. */
+static unsigned char poison_byte(wg_type out) {
+  return wg_types[out].is_float ? 0xff : 0xa7;
+}
+
+static wg_type out_type(wg_type t, wg_operator op) {
+  return (wg_type)wg_reduce_output_type(t, op);
 }
 
 /* Reads back `count` outputs and the guard after them; asserts the guard
@@ -283,20 +156,40 @@ static void read_outputs(wg_context *ctx, buffers *b, wg_type t, uint64_t count,
 
 /* --- whole arrays --------------------------------------------------------- */
 
-/* Runs wg_reduce on n elements from element `offset` of the input and
- * checks the result. */
-static void check_array(wg_context *ctx, buffers *b, wg_type t, wg_operator op,
-                        uint64_t n, uint64_t offset) {
+/* Runs wg_reduce_ex on n elements from element `offset` of the input and
+ * checks the result (or that an empty argmax is refused and writes
+ * nothing). */
+static void check_array_with(wg_context *ctx, buffers *b, wg_type t, wg_operator op,
+                             uint64_t n, uint64_t offset, const wg_scalar *params,
+                             size_t nparams) {
   const size_t size = wg_types[t].size;
-  OK(ctx, wg_memset_d8(ctx, b->dev_out, poison_byte(t), size + GUARD_BYTES, NULL));
-  OK(ctx, wg_reduce(ctx, t, op, b->dev_in + offset * size, n, b->dev_out, NULL));
+  const wg_type ot = out_type(t, op);
+  OK(ctx, wg_memset_d8(ctx, b->dev_out, poison_byte(ot), wg_types[ot].size + GUARD_BYTES,
+                       NULL));
+  wg_oracle want;
+  wg_oracle_reduce(&want, t, op, b->host_in, offset, n, params, nparams);
+  wg_reduction r = WG_REDUCTION_INIT;
+  r.type = t;
+  r.op = op;
+  const uint64_t in = b->dev_in + offset * size;
+  const int rc = wg_reduce_ex(ctx, &r, &in, 1, n, params, nparams, b->dev_out, NULL);
   char what[160], why[200];
   snprintf(what, sizeof what, "reduce-array %s %s n=%" PRIu64 " offset=%" PRIu64,
            wg_types[t].name, wg_operators[op].name, n, offset);
-  read_outputs(ctx, b, t, 1, what);
-  const ref_value r = reference(t, op, b->host_in, offset, n);
-  ck_assert_msg(matches(t, op, b->host_out, r, why, sizeof why), "%s: %s (seed 0x%016"
+  if (want.must_fail) {
+    ck_assert_msg(rc == WG_EINVAL, "%s: returned %d, want WG_EINVAL", what, rc);
+    read_outputs(ctx, b, ot, 0, what);
+    return;
+  }
+  ck_assert_msg(rc == WG_OK, "%s: %s", what, wg_errmsg(ctx));
+  read_outputs(ctx, b, ot, 1, what);
+  ck_assert_msg(wg_oracle_check(&want, b->host_out, why, sizeof why), "%s: %s (seed 0x%016"
                 PRIx64 ")", what, why, wg_test_seed());
+}
+
+static void check_array(wg_context *ctx, buffers *b, wg_type t, wg_operator op,
+                        uint64_t n, uint64_t offset) {
+  check_array_with(ctx, b, t, op, n, offset, NULL, 0);
 }
 
 START_TEST(array_every_type_and_operator) {
@@ -409,32 +302,54 @@ END_TEST
 /* --- rows ----------------------------------------------------------------- */
 
 /* rows x cols from element `offset`, rows `stride` apart, into outputs
- * from element `out_offset`; checks each row. */
-static void check_rows_out(wg_context *ctx, buffers *b, wg_type t, wg_operator op,
-                           uint64_t rows, uint64_t cols, uint64_t stride, uint64_t offset,
-                           uint64_t out_offset) {
+ * from element `out_offset`; checks each row (or that empty rows of argmax
+ * are refused and nothing is written). */
+static void check_rows_with(wg_context *ctx, buffers *b, wg_type t, wg_operator op,
+                            uint64_t rows, uint64_t cols, uint64_t stride,
+                            uint64_t offset, uint64_t out_offset,
+                            const wg_scalar *params, size_t nparams) {
   const size_t size = wg_types[t].size;
-  OK(ctx, wg_memset_d8(ctx, b->dev_out, poison_byte(t),
-                       (rows + out_offset) * size + GUARD_BYTES, NULL));
-  OK(ctx, wg_reduce_rows(ctx, t, op, b->dev_in + offset * size, rows, cols, stride,
-                         b->dev_out + out_offset * size, NULL));
+  const wg_type ot = out_type(t, op);
+  const size_t osize = wg_types[ot].size;
+  OK(ctx, wg_memset_d8(ctx, b->dev_out, poison_byte(ot),
+                       (rows + out_offset) * osize + GUARD_BYTES, NULL));
+  wg_reduction red = WG_REDUCTION_INIT;
+  red.type = t;
+  red.op = op;
+  const uint64_t in = b->dev_in + offset * size;
+  const int rc = wg_reduce_rows_ex(ctx, &red, &in, 1, rows, cols, stride, params, nparams,
+                                   b->dev_out + out_offset * osize, NULL);
   char what[200], why[200];
   snprintf(what, sizeof what,
            "reduce-rows %s %s rows=%" PRIu64 " cols=%" PRIu64 " stride=%" PRIu64
            " offset=%" PRIu64 " out_offset=%" PRIu64, wg_types[t].name,
            wg_operators[op].name, rows, cols, stride, offset, out_offset);
-  read_outputs(ctx, b, t, rows + out_offset, what);
+  wg_oracle want;
+  wg_oracle_reduce(&want, t, op, b->host_in, offset, cols, params, nparams);
+  if (rows > 0 && want.must_fail) {
+    ck_assert_msg(rc == WG_EINVAL, "%s: returned %d, want WG_EINVAL", what, rc);
+    read_outputs(ctx, b, ot, 0, what);
+    return;
+  }
+  ck_assert_msg(rc == WG_OK, "%s: %s", what, wg_errmsg(ctx));
+  read_outputs(ctx, b, ot, rows + out_offset, what);
   for (uint64_t r = 0; r < rows; r++) {
-    const ref_value ref = reference(t, op, b->host_in, offset + r * stride, cols);
-    const unsigned char *got = (const unsigned char *)b->host_out + (out_offset + r) * size;
-    ck_assert_msg(matches(t, op, got, ref, why, sizeof why), "%s, row %" PRIu64
+    wg_oracle_reduce(&want, t, op, b->host_in, offset + r * stride, cols, params, nparams);
+    const unsigned char *got = (const unsigned char *)b->host_out + (out_offset + r) * osize;
+    ck_assert_msg(wg_oracle_check(&want, got, why, sizeof why), "%s, row %" PRIu64
                   ": %s (seed 0x%016" PRIx64 ")", what, r, why, wg_test_seed());
   }
 }
 
 static void check_rows(wg_context *ctx, buffers *b, wg_type t, wg_operator op,
                        uint64_t rows, uint64_t cols, uint64_t stride, uint64_t offset) {
-  check_rows_out(ctx, b, t, op, rows, cols, stride, offset, 0);
+  check_rows_with(ctx, b, t, op, rows, cols, stride, offset, 0, NULL, 0);
+}
+
+static void check_rows_out(wg_context *ctx, buffers *b, wg_type t, wg_operator op,
+                           uint64_t rows, uint64_t cols, uint64_t stride, uint64_t offset,
+                           uint64_t out_offset) {
+  check_rows_with(ctx, b, t, op, rows, cols, stride, offset, out_offset, NULL, 0);
 }
 
 /* Rows for a sweep: about 2^18 elements, at least 3 rows, at most 3000. */
@@ -456,7 +371,7 @@ static void rows_case(const pair *p, const uint64_t *cols_list, size_t ncols,
     if (rows > most_rows) most_rows = rows;
   }
   buffers b;
-  buffers_make(ctx, &b, most * size, most_rows * size);
+  buffers_make(ctx, &b, most * size, most_rows * 8); /* outputs up to i64 */
   fill_input(ctx, &b, p->type, p->op, most, seed);
   for (size_t c = 0; c < ncols; c++) {
     const uint64_t cols = cols_list[c], rows = rows_for(cols);
@@ -499,7 +414,7 @@ START_TEST(rows_few_and_long) {
   for (size_t i = 0; i < WG_COUNT_OF(pairs); i++) {
     const size_t size = wg_types[pairs[i].type].size;
     buffers b;
-    buffers_make(ctx, &b, elements * size, more_rows * size);
+    buffers_make(ctx, &b, elements * size, more_rows * 8);
     fill_input(ctx, &b, pairs[i].type, pairs[i].op, elements, wg_test_seed() + 3000 + i);
     for (int run = 0; run < 2; run++) {
       check_rows(ctx, &b, pairs[i].type, pairs[i].op, 64, cols / 16, cols / 16 + 3, 1);
@@ -585,6 +500,76 @@ START_TEST(one_of_each_shape) {
   check_rows(ctx, &b, WG_F32, WG_OP_SUM, 2200, 1100, 1100, 0); /* long: warps */
   check_rows(ctx, &b, WG_F32, WG_OP_SUM, 100, 5000, 5001, 1); /* long: blocks */
   check_rows(ctx, &b, WG_F32, WG_OP_SUM, 2, 200000, 200001, 0); /* split */
+  buffers_free(ctx, &b);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
+/* --- the operators' own edges ------------------------------------------- */
+
+/* Writes x to element i of the host input and the device input. */
+static void plant(wg_context *ctx, buffers *b, wg_type t, uint64_t i, double x) {
+  wg_oracle_set(t, b->host_in, i, x);
+  const size_t size = wg_types[t].size;
+  OK(ctx, wg_memcpy_htod(ctx, b->dev_in + i * size,
+                         (const unsigned char *)b->host_in + i * size, size, NULL));
+}
+
+/* Ties (few distinct values), NaNs planted in the head, the vectors and
+ * the tail, infinities, the correction of var/std as a parameter, and the
+ * empty cases: argmin/argmax/norminf refuse, mean/var NaN, logsumexp -inf. */
+START_TEST(operators_nan_ties_params_empty) {
+  const wg_type t = (wg_type)_i;
+  wg_context *ctx = new_context();
+  const uint64_t n = 70001, rows = 37, cols = 1500;
+  buffers b;
+  buffers_make(ctx, &b, (n + 8) * wg_types[t].size, rows * 8);
+  static const wg_operator ops[] = {WG_OP_ARGMIN, WG_OP_ARGMAX, WG_OP_NORMINF,
+                                    WG_OP_LOGSUMEXP, WG_OP_MEAN, WG_OP_VAR, WG_OP_STD,
+                                    WG_OP_NORM1, WG_OP_NORM2, WG_OP_COUNT_NONZERO,
+                                    WG_OP_MIN, WG_OP_MAX, WG_OP_SUM};
+  for (size_t o = 0; o < WG_COUNT_OF(ops); o++) {
+    const wg_operator op = ops[o];
+    if (!wg_operator_accepts(op, t)) continue;
+    /* Ties: argmin/argmax inputs draw from 17 values. */
+    fill_input(ctx, &b, t, op, n + 8, wg_test_seed() + 5000 + 31 * _i + o);
+    for (uint64_t size = 0; size < 4; size++) check_array(ctx, &b, t, op, size, 1);
+    check_array(ctx, &b, t, op, n, 3);
+    check_rows(ctx, &b, t, op, rows, cols, cols + 1, 1);
+    check_rows(ctx, &b, t, op, 5, 0, 0, 0);
+    if (!wg_types[t].is_float) continue;
+    /* NaNs: in the tail, in a vector, in the head (the first wins). */
+    const uint64_t at[] = {n + 1, n / 2 + 3, 2};
+    for (size_t k = 0; k < WG_COUNT_OF(at); k++) {
+      plant(ctx, &b, t, at[k], NAN);
+      check_array(ctx, &b, t, op, n, 1);
+      check_rows(ctx, &b, t, op, rows, cols, cols + 1, 1);
+    }
+    /* Infinities of both signs. */
+    fill_input(ctx, &b, t, op, n + 8, wg_test_seed() + 6000 + 31 * _i + o);
+    plant(ctx, &b, t, 700, INFINITY);
+    plant(ctx, &b, t, 9000, -INFINITY);
+    check_array(ctx, &b, t, op, n, 0);
+    check_rows(ctx, &b, t, op, rows, cols, cols, 0);
+  }
+  if (wg_operator_accepts(WG_OP_VAR, t)) {
+    fill_input(ctx, &b, t, WG_OP_VAR, n + 8, wg_test_seed() + 7000 + _i);
+    const double corrections[] = {0.0, 1.0, 2.5, 1e9};
+    for (size_t c = 0; c < WG_COUNT_OF(corrections); c++) {
+      wg_scalar p;
+      p.f64 = corrections[c];
+      for (int op = WG_OP_VAR; op <= WG_OP_STD; op++) {
+        check_array_with(ctx, &b, t, (wg_operator)op, n, 1, &p, 1);
+        check_array_with(ctx, &b, t, (wg_operator)op, 1, 1, &p, 1);
+        check_array_with(ctx, &b, t, (wg_operator)op, 2, 0, &p, 1);
+        check_rows_with(ctx, &b, t, (wg_operator)op, rows, cols, cols + 3, 0, 0, &p, 1);
+      }
+    }
+    /* All equal: M2 is exactly 0. */
+    for (uint64_t i = 0; i < 100; i++) plant(ctx, &b, t, i, 1.5);
+    check_array(ctx, &b, t, WG_OP_VAR, 100, 0);
+    check_array(ctx, &b, t, WG_OP_VAR, 1, 0);
+  }
   buffers_free(ctx, &b);
   wg_context_destroy(ctx);
 }
@@ -710,16 +695,18 @@ static void check_jobs_reference(const buffers *b, const unsigned char *host, in
     const unsigned char *got = host + (size_t)j * SLOT_BYTES;
     if (w.kind < 2) {
       const wg_type t = w.kind == 0 ? WG_F32 : WG_I32;
-      const ref_value r = reference(t, WG_OP_SUM, b->host_in, w.offset, w.n);
-      ck_assert_msg(matches(t, WG_OP_SUM, got, r, why, sizeof why),
+      wg_oracle want;
+      wg_oracle_reduce(&want, t, WG_OP_SUM, b->host_in, w.offset, w.n, NULL, 0);
+      ck_assert_msg(wg_oracle_check(&want, got, why, sizeof why),
                     "job %d (array %s n=%" PRIu64 "): %s (seed 0x%016" PRIx64 ")", j,
                     wg_types[t].name, w.n, why, wg_test_seed());
       continue;
     }
     for (uint64_t row = 0; row < JOB_ROWS; row++) {
-      const ref_value r =
-          reference(WG_F32, WG_OP_SUM, b->host_in, w.offset + row * (w.cols + 1), w.cols);
-      ck_assert_msg(matches(WG_F32, WG_OP_SUM, got + row * 4, r, why, sizeof why),
+      wg_oracle want;
+      wg_oracle_reduce(&want, WG_F32, WG_OP_SUM, b->host_in, w.offset + row * (w.cols + 1),
+                       w.cols, NULL, 0);
+      ck_assert_msg(wg_oracle_check(&want, got + row * 4, why, sizeof why),
                     "job %d (rows, cols=%" PRIu64 ") row %" PRIu64 ": %s (seed 0x%016"
                     PRIx64 ")", j, w.cols, row, why, wg_test_seed());
     }
@@ -862,6 +849,50 @@ START_TEST(graph_capture_and_replay) {
 }
 END_TEST
 
+/* argmax and argmin past 2^31 elements: 64-bit indices. f16 zeros with
+ * planted extremes (the reference is known without a CPU pass). */
+START_TEST(arg_past_2_31_elements) {
+  if (!large_enabled()) return;
+  wg_context *ctx = new_context();
+  const uint64_t n = (1ull << 31) + 33;
+  uint64_t in = 0, out = 0;
+  OK(ctx, wg_mem_alloc(ctx, &in, (n + 8) * 2));
+  OK(ctx, wg_mem_alloc(ctx, &out, 64));
+  OK(ctx, wg_memset_d8(ctx, in, 0x00, (n + 8) * 2, NULL));
+  const uint16_t two = 0x4000, minus = 0xc000, nan = 0x7e00;
+  const uint64_t far = (1ull << 31) + 20;
+  wg_reduction r = WG_REDUCTION_INIT;
+  r.type = WG_F16;
+  /* The maximum twice past 2^31: the first wins; the minimum once. */
+  OK(ctx, wg_memcpy_htod(ctx, in + far * 2, &two, 2, NULL));
+  OK(ctx, wg_memcpy_htod(ctx, in + (far + 5) * 2, &two, 2, NULL));
+  OK(ctx, wg_memcpy_htod(ctx, in + (n - 1) * 2, &minus, 2, NULL));
+  const struct { wg_operator op; int64_t want; } cases[] = {
+    {WG_OP_ARGMAX, (int64_t)far}, {WG_OP_ARGMIN, (int64_t)(n - 1)}};
+  for (size_t c = 0; c < WG_COUNT_OF(cases); c++) {
+    r.op = cases[c].op;
+    int64_t got = -1;
+    OK(ctx, wg_memset_d8(ctx, out, 0xa7, 64, NULL));
+    OK(ctx, wg_reduce_ex(ctx, &r, &in, 1, n, NULL, 0, out, NULL));
+    OK(ctx, wg_stream_sync(ctx, NULL));
+    OK(ctx, wg_memcpy_dtoh(ctx, &got, out, 8, NULL));
+    ck_assert_msg(got == cases[c].want, "f16 %s of 2^31+33: got %" PRId64 ", want %" PRId64,
+                  wg_operators[cases[c].op].name, got, cases[c].want);
+  }
+  /* A NaN past 2^31 beats the maximum before it. */
+  OK(ctx, wg_memcpy_htod(ctx, in + (far + 3) * 2, &nan, 2, NULL));
+  r.op = WG_OP_ARGMAX;
+  int64_t got = -1;
+  OK(ctx, wg_reduce_ex(ctx, &r, &in, 1, n, NULL, 0, out, NULL));
+  OK(ctx, wg_stream_sync(ctx, NULL));
+  OK(ctx, wg_memcpy_dtoh(ctx, &got, out, 8, NULL));
+  ck_assert_msg(got == (int64_t)(far + 3), "f16 argmax with a NaN: got %" PRId64, got);
+  wg_mem_free(ctx, in);
+  wg_mem_free(ctx, out);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
 /* --- errors and edges ----------------------------------------------------- */
 
 START_TEST(errors_and_edges) {
@@ -903,6 +934,39 @@ START_TEST(errors_and_edges) {
                                   UINT64_MAX / 4, b.dev_out, NULL), WG_ERANGE);
   ck_assert_int_eq(wg_reduce(NULL, WG_F32, WG_OP_SUM, b.dev_in, 10, b.dev_out, NULL),
                    WG_EINVAL);
+  /* The plain calls write the input's type: argmax of f32 needs _ex. */
+  ck_assert_int_eq(wg_reduce(ctx, WG_F32, WG_OP_ARGMAX, b.dev_in, 10, b.dev_out, NULL),
+                   WG_EINVAL);
+  ck_assert_ptr_nonnull(strstr(wg_errmsg(ctx), "wg_reduce_ex"));
+  ck_assert_int_eq(wg_reduce_rows(ctx, WG_I32, WG_OP_LOGSUMEXP, b.dev_in, 2, 4, 4,
+                                  b.dev_out, NULL), WG_EINVAL);
+  ck_assert_int_eq(wg_reduce(ctx, WG_I32, WG_OP_MEAN, b.dev_in, 10, b.dev_out, NULL),
+                   WG_ESPEC);
+  /* _ex: version, inputs, parameters. */
+  wg_reduction red = WG_REDUCTION_INIT;
+  red.op = WG_OP_VAR;
+  wg_scalar p[2] = {{.f64 = 1}, {.f64 = 2}};
+  ck_assert_int_eq(wg_reduce_ex(ctx, &red, &b.dev_in, 1, 10, p, 2, b.dev_out, NULL),
+                   WG_EINVAL);
+  ck_assert_int_eq(wg_reduce_ex(ctx, &red, &b.dev_in, 2, 10, p, 1, b.dev_out, NULL),
+                   WG_EINVAL);
+  ck_assert_int_eq(wg_reduce_ex(ctx, &red, NULL, 1, 10, p, 1, b.dev_out, NULL), WG_EINVAL);
+  ck_assert_int_eq(wg_reduce_ex(ctx, &red, &b.dev_in, 1, 10, NULL, 1, b.dev_out, NULL),
+                   WG_EINVAL);
+  red.version = 0;
+  ck_assert_int_eq(wg_reduce_ex(ctx, &red, &b.dev_in, 1, 10, p, 1, b.dev_out, NULL),
+                   WG_EINVAL);
+  ck_assert_int_eq(wg_reduce_ex(ctx, NULL, &b.dev_in, 1, 10, p, 1, b.dev_out, NULL),
+                   WG_EINVAL);
+  wg_reduction_init(&red);
+  red.op = WG_OP_ARGMAX;
+  ck_assert_int_eq(wg_reduce_ex(ctx, &red, &b.dev_in, 1, 0, NULL, 0, b.dev_out, NULL),
+                   WG_EINVAL);
+  ck_assert_int_eq(wg_reduce_rows_ex(ctx, &red, &b.dev_in, 1, 3, 0, 0, NULL, 0, b.dev_out,
+                                     NULL), WG_EINVAL);
+  /* The output is checked at the output type's alignment (i64). */
+  ck_assert_int_eq(wg_reduce_ex(ctx, &red, &b.dev_in, 1, 10, NULL, 0, b.dev_out + 4, NULL),
+                   WG_EALIGN);
   buffers_free(ctx, &b);
   wg_context_destroy(ctx);
 }
@@ -929,6 +993,9 @@ static void print_specs(void) {
       for (size_t c = 0; c < WG_COUNT_OF(few_cols); c++)
         print_spec(WG_REDUCE_ROWS, (wg_type)t, all_ops[o],
                    wg_rows_spec_cols((wg_type)t, few_cols[c]));
+      /* operators_nan_ties_params_empty's rows */
+      print_spec(WG_REDUCE_ROWS, (wg_type)t, all_ops[o], wg_rows_spec_cols((wg_type)t, 1500));
+      print_spec(WG_REDUCE_ROWS, (wg_type)t, all_ops[o], wg_rows_spec_cols((wg_type)t, 0));
     }
   for (size_t p = 0; p < WG_COUNT_OF(sweep_pairs); p++)
     for (size_t c = 0; c < WG_COUNT_OF(sweep_cols); c++)
@@ -958,6 +1025,11 @@ static Suite *reduce_suite(void) {
   tcase_add_loop_test(tc, rows_every_type_and_operator, 0, WG_TYPE_COUNT);
   tcase_add_test(tc, rows_few_and_long);
   tcase_add_loop_test(tc, rows_packed, 0, (int)WG_COUNT_OF(packed_pairs));
+  suite_add_tcase(s, tc);
+  tc = tcase_create("operators");
+  tcase_set_timeout(tc, 1800);
+  tcase_add_loop_test(tc, operators_nan_ties_params_empty, 0, WG_TYPE_COUNT);
+  tcase_add_test(tc, arg_past_2_31_elements);
   suite_add_tcase(s, tc);
   tc = tcase_create("shapes");
   tcase_set_timeout(tc, 1800);

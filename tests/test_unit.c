@@ -97,6 +97,10 @@ START_TEST(rejects_each_field) {
   expect_rejected("ballot i32 or", "takes no operator");
   expect_rejected("reduce f32 xor", "operator: 'xor' is bitwise");
   expect_rejected("scan bf16 and", "not bf16");
+  expect_rejected("reduce f32 argmax", "not for the warp primitive 'reduce'");
+  expect_rejected("scan f64 logsumexp", "not for the warp primitive 'scan'");
+  expect_rejected("reduce-array i32 mean", "'mean' needs floating types");
+  expect_rejected("reduce-rows u64 var", "(f16, bf16, f32, f64), not u64");
   expect_rejected("reduce f32 sum width=12", "width: 12 is not allowed");
   expect_rejected("reduce f32 sum width=64", "width: 64");
   expect_rejected("reduce f32 sum width=0", "width: 0");
@@ -121,6 +125,52 @@ START_TEST(rejects_each_field) {
   expect_rejected("reduce f32 sum speed=3", "unknown key 'speed'");
   expect_rejected("reduce f32 sum width=8 extra", "unexpected word 'extra'");
   expect_rejected("width=8 reduce f32 sum", "too early");
+}
+END_TEST
+
+/* The operator model: output types (PyTorch's rule), spec text of the new
+ * operators, and the prelude rendering structs field by field. */
+START_TEST(operator_model) {
+  ck_assert_int_eq(wg_reduce_output_type(WG_F16, WG_OP_ARGMAX), WG_I64);
+  ck_assert_int_eq(wg_reduce_output_type(WG_U32, WG_OP_COUNT_NONZERO), WG_I64);
+  ck_assert_int_eq(wg_reduce_output_type(WG_BF16, WG_OP_VAR), WG_BF16);
+  ck_assert_int_eq(wg_reduce_output_type(WG_F64, WG_OP_NORM2), WG_F64);
+  ck_assert_int_eq(wg_reduce_output_type(WG_I32, WG_OP_LOGSUMEXP), WG_F32);
+  ck_assert_int_eq(wg_reduce_output_type(WG_F16, WG_OP_LOGSUMEXP), WG_F16);
+  ck_assert_int_eq(wg_reduce_output_type(WG_I32, WG_OP_SUM), WG_I32);
+  ck_assert_int_eq(wg_reduce_output_type(WG_I32, WG_OP_MEAN), WG_ESPEC);
+  ck_assert_int_eq(wg_reduce_output_type(WG_F32, WG_OP_NONE), WG_EINVAL);
+  ck_assert_int_eq(wg_reduce_output_type(WG_F32, WG_OPERATOR_COUNT), WG_EINVAL);
+  ck_assert_int_eq(wg_reduce_output_type((wg_type)-1, WG_OP_SUM), WG_EINVAL);
+  /* Appended: today's values stay. */
+  ck_assert_int_eq(WG_OP_XOR, 7);
+  ck_assert_int_eq(WG_OP_ARGMIN, 8);
+  wg_spec s;
+  char text[256];
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce-array f32 argmax"), WG_OK);
+  ck_assert_int_eq(s.op, WG_OP_ARGMAX);
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce-rows f32 var"), WG_OK);
+  wg_spec_format(text, sizeof text, &s);
+  ck_assert_str_eq(text, "reduce-rows f32 var cols=0");
+  char *src = NULL;
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce-rows bf16 var cols=64 arch=sm_90"), WG_OK);
+  ck_assert_int_eq(wg_source(ctx, &src, &s), WG_OK);
+  ck_assert_ptr_nonnull(strstr(src, "struct wg_acc {"));
+  ck_assert_ptr_nonnull(strstr(src, "r.m2 = __shfl_down_sync(0xffffffffu, v.m2, offset, width);"));
+  ck_assert_ptr_nonnull(strstr(src, "r.n = __ldcg(&p->n);"));
+  ck_assert_ptr_nonnull(strstr(src, "typedef unsigned short wg_out;"));
+  ck_assert_ptr_null(strstr(src, "${"));
+  wg_free(src);
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce-array i64 argmin arch=sm_90"), WG_OK);
+  ck_assert_int_eq(wg_source(ctx, &src, &s), WG_OK);
+  ck_assert_ptr_nonnull(strstr(src, "typedef long long wg_out;"));
+  ck_assert_ptr_nonnull(strstr(src, "wg_arg_pick(a, b, b.v < a.v)"));
+  wg_free(src);
+  /* A warp primitive's accumulator stays a scalar. */
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce f32 sum arch=sm_90"), WG_OK);
+  ck_assert_int_eq(wg_source(ctx, &src, &s), WG_OK);
+  ck_assert_ptr_nonnull(strstr(src, "typedef float wg_acc;"));
+  wg_free(src);
 }
 END_TEST
 
@@ -185,8 +235,11 @@ START_TEST(list_counts) {
   ck_assert_uint_eq(per_prim[WG_SCAN], 44 * 3 * 5);
   ck_assert_uint_eq(per_prim[WG_BROADCAST], 8 * 2 * 5);
   ck_assert_uint_eq(per_prim[WG_MATCH], 8 * 5);
-  ck_assert_uint_eq(per_prim[WG_REDUCE_ARRAY], 44);
-  ck_assert_uint_eq(per_prim[WG_REDUCE_ROWS], 44);
+  /* The array and row reductions add argmin, argmax, logsumexp and
+   * count_nonzero on 8 types and mean, var, std and the three norms on the
+   * 4 floating types: 44 + 32 + 24. */
+  ck_assert_uint_eq(per_prim[WG_REDUCE_ARRAY], 100);
+  ck_assert_uint_eq(per_prim[WG_REDUCE_ROWS], 100);
   wg_free(list);
   /* On sm_75 redux disappears. */
   ck_assert_int_eq(wg_spec_list(ctx, &list, &n, 75), WG_OK);
@@ -602,6 +655,7 @@ int main(void) {
   tcase_add_test(spec, rejects_each_field);
   tcase_add_test(spec, validate_struct_fields);
   tcase_add_test(spec, arch_checked_at_compile);
+  tcase_add_test(spec, operator_model);
   tcase_add_test(spec, list_counts);
   tcase_add_test(spec, auto_choices);
   tcase_add_test(spec, names);

@@ -26,10 +26,19 @@ def header_fields(struct):
 @pytest.mark.skipif(not os.path.exists(HEADER), reason="no source tree")
 @pytest.mark.parametrize("struct", ["wg_spec", "wg_options",
                                     "wg_cache_stats", "wg_device_info",
-                                    "wg_launch_config"])
+                                    "wg_launch_config", "wg_reduction"])
 def test_struct_fields_match_the_header(struct):
     ours = [name for name, _ in getattr(_lib, struct)._fields_]
     assert ours == header_fields(struct)
+
+
+@pytest.mark.skipif(not os.path.exists(HEADER), reason="no source tree")
+def test_scalar_union_matches_the_header():
+    text = open(HEADER).read()
+    body = re.search(r"typedef union wg_scalar \{(.*?)\} wg_scalar;", text,
+                     re.S).group(1)
+    names = [d.split()[-1] for d in body.split(";") if d.strip()]
+    assert [n for n, _ in _lib.wg_scalar._fields_] == names
 
 
 @pytest.mark.skipif(not os.path.exists(HEADER), reason="no source tree")

@@ -20,7 +20,8 @@ from .errors import (AlignmentError, ArchError, ArrayError, CompileError,
                      InvalidArgumentError, LaunchError, NoDeviceError,
                      NotFoundError, OutOfMemoryError, RangeError, SpecError,
                      TemplateError)
-from .ops import (ballot, match, reduce, reduce_rows, warp, warp_all,
+from .ops import (argmax, argmin, ballot, count_nonzero, logsumexp, match,
+                  mean, norm, reduce, reduce_rows, std, var, warp, warp_all,
                   warp_allreduce, warp_any, warp_broadcast, warp_exscan,
                   warp_reduce, warp_scan)
 from .spec import Spec
@@ -81,9 +82,11 @@ __all__ = [
     "DeviceInfo", "Error", "FileError", "InvalidArgumentError",
     "LaunchError", "NoDeviceError", "NotFoundError", "OPERATORS",
     "OutOfMemoryError", "PRIMITIVES", "RangeError", "Spec", "SpecError",
-    "TYPES", "TemplateError", "VARIANTS", "all", "any", "ballot", "cubin",
-    "default_context", "device_info", "find_disassembler", "match", "ptx",
-    "reduce", "reduce_rows", "sass", "source", "spec_list", "warp",
+    "TYPES", "TemplateError", "VARIANTS", "all", "any", "argmax", "argmin",
+    "ballot", "count_nonzero", "cubin", "default_context", "device_info",
+    "find_disassembler", "logsumexp", "match", "mean", "norm", "ptx",
+    "reduce", "reduce_rows", "sass", "source", "spec_list", "std", "var",
+    "warp",
     "warp_all", "warp_allreduce", "warp_any", "warp_broadcast",
     "warp_exscan", "warp_reduce", "warp_scan",
 ]

@@ -85,6 +85,30 @@ class wg_device_info(ctypes.Structure):
     ]
 
 
+WG_REDUCTION_VERSION = 1
+WG_MAX_PARAMS = 8
+
+
+class wg_reduction(ctypes.Structure):
+    _fields_ = [
+        ("version", ctypes.c_int),
+        ("type", ctypes.c_int),
+        ("op", ctypes.c_int),
+        ("ninputs", ctypes.c_int),
+    ]
+
+
+class wg_scalar(ctypes.Union):
+    _fields_ = [
+        ("f64", ctypes.c_double),
+        ("f32", ctypes.c_float),
+        ("i64", ctypes.c_int64),
+        ("u64", ctypes.c_uint64),
+        ("i32", ctypes.c_int32),
+        ("u32", ctypes.c_uint32),
+    ]
+
+
 class wg_launch_config(ctypes.Structure):
     _fields_ = [
         ("version", ctypes.c_int),
@@ -183,6 +207,13 @@ _SIGNATURES = {
     "wg_reduce": (_int, [_ctx, _int, _int, _u64, _u64, _u64, _vp]),
     "wg_reduce_rows": (_int, [_ctx, _int, _int, _u64, _u64, _u64, _u64, _u64,
                               _vp]),
+    "wg_reduce_output_type": (_int, [_int, _int]),
+    "wg_reduction_init": (None, [_P(wg_reduction)]),
+    "wg_reduce_ex": (_int, [_ctx, _P(wg_reduction), _P(_u64), _size, _u64,
+                            _P(wg_scalar), _size, _u64, _vp]),
+    "wg_reduce_rows_ex": (_int, [_ctx, _P(wg_reduction), _P(_u64), _size,
+                                 _u64, _u64, _u64, _P(wg_scalar), _size, _u64,
+                                 _vp]),
 }
 
 for _name, (_restype, _argtypes) in _SIGNATURES.items():

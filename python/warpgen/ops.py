@@ -56,11 +56,33 @@ def _op_index(op):
     return index
 
 
-def reduce(x, op="sum", *, out=None, context=None):
-    """Reduces every element of x with op ("sum", "prod", "min", "max",
-    "and", "or", "xor") and returns a Python scalar; an empty x gives the
-    identity. With out= (a one-element array of x's type on x's device) it
-    writes there without waiting and returns out."""
+def _reduction(type_index, op_index):
+    """The wg_reduction and the output type name of (type, op); a pair the
+    library refuses keeps the input type, so the call reports why."""
+    r = _lib.wg_reduction(_lib.WG_REDUCTION_VERSION, type_index, op_index, 1)
+    out = lib.wg_reduce_output_type(type_index, op_index)
+    return r, _lib.TYPES[out] if out >= 0 else _lib.TYPES[type_index]
+
+
+def _params(correction):
+    """The parameter array of var/std (the correction), or (None, 0)."""
+    if correction is None:
+        return None, 0
+    params = (_lib.wg_scalar * 1)()
+    params[0].f64 = float(correction)
+    return params, 1
+
+
+def reduce(x, op="sum", *, correction=None, out=None, context=None):
+    """Reduces every element of x with op and returns a Python scalar.
+    Operators: "sum", "prod", "min", "max", "and", "or", "xor" (an empty x
+    gives the identity) and, as PyTorch computes them, "argmin", "argmax"
+    (the first index, a NaN wins; an int; empty x is an error), "mean",
+    "var", "std" (correction, default 1), "norm1", "norm2", "norminf",
+    "logsumexp" and "count_nonzero". The output type follows PyTorch
+    (wg_reduce_output_type: indices and counts i64, logsumexp of integers
+    f32, else x's type). With out= (a one-element array of that type on
+    x's device) it writes there without waiting and returns out."""
     v = view(x)
     op_index = _op_index(op)
     ctx = _context_for(v, context)
@@ -69,23 +91,26 @@ def reduce(x, op="sum", *, out=None, context=None):
                          f"shape {v.shape} has gaps; pass a contiguous "
                          "array (x.contiguous(), cupy.ascontiguousarray)")
     n = v.size
-    type_index = _TYPE_INDEX[v.type]
+    reduction, out_type = _reduction(_TYPE_INDEX[v.type], op_index)
+    params, nparams = _params(correction)
     _ready(ctx, v)
     if out is None:
-        raw = ctx.reduce_to_host(type_index, op_index, v.ptr, n, v.stream,
-                                 _lib.TYPE_SIZES[v.type])
-        return _scalar(raw, v.type)
-    o = check_out(out, None, v.type, v.device, size=1)
+        raw = ctx.reduce_to_host(reduction, v.ptr, n, params, nparams,
+                                 v.stream, _lib.TYPE_SIZES[out_type])
+        return _scalar(raw, out_type)
+    o = check_out(out, None, out_type, v.device, size=1)
     # n == 0 reads nothing; the library still wants a valid pointer.
-    ctx.call(lib.wg_reduce, type_index, op_index, v.ptr or o.ptr, n, o.ptr,
-             v.stream)
+    inputs = (ctypes.c_uint64 * 1)(v.ptr or o.ptr)
+    ctx.call(lib.wg_reduce_ex, ctypes.byref(reduction), inputs, 1, n, params,
+             nparams, o.ptr, v.stream)
     return out
 
 
-def reduce_rows(x, op="sum", *, out=None, context=None):
-    """Reduces each row of the 2-D array x into out[r] (shape (rows,), x's
-    type). Rows may be padded (any row stride >= cols) but each row must be
-    contiguous. Returns out, allocated like x when not given."""
+def reduce_rows(x, op="sum", *, correction=None, out=None, context=None):
+    """Reduces each row of the 2-D array x into out[r] (shape (rows,)), with
+    the operators of reduce and its output types (argmin/argmax: the index
+    within the row). Rows may be padded (any row stride >= cols) but each
+    row must be contiguous. Returns out, allocated like x when not given."""
     v = view(x)
     op_index = _op_index(op)
     ctx = _context_for(v, context)
@@ -104,15 +129,73 @@ def reduce_rows(x, op="sum", *, out=None, context=None):
     if rows > 1 and row_stride < cols:
         raise ArrayError(f"reduce_rows: the row stride {row_stride} is "
                          f"less than the row length {cols}")
+    reduction, out_type = _reduction(_TYPE_INDEX[v.type], op_index)
+    params, nparams = _params(correction)
     _ready(ctx, v)
     if out is None:
-        out, out_ptr = empty_like_kind(v, (rows,), v.type, ctx)
+        out, out_ptr = empty_like_kind(v, (rows,), out_type, ctx)
     else:
-        out_ptr = check_out(out, (rows,), v.type, v.device).ptr
+        out_ptr = check_out(out, (rows,), out_type, v.device).ptr
     if rows:
-        ctx.call(lib.wg_reduce_rows, _TYPE_INDEX[v.type], op_index,
-                 v.ptr or out_ptr, rows, cols, row_stride, out_ptr, v.stream)
+        inputs = (ctypes.c_uint64 * 1)(v.ptr or out_ptr)
+        ctx.call(lib.wg_reduce_rows_ex, ctypes.byref(reduction), inputs, 1,
+                 rows, cols, row_stride, params, nparams, out_ptr, v.stream)
     return out
+
+
+def _whole_or_rows(x, op, dim, correction=None, out=None, context=None):
+    """reduce (dim None) or reduce_rows (dim 1 or -1 of a 2-D array)."""
+    if dim is None:
+        return reduce(x, op, correction=correction, out=out, context=context)
+    if dim in (1, -1):
+        return reduce_rows(x, op, correction=correction, out=out,
+                           context=context)
+    raise ArrayError(f"{op}: dim must be None (the whole array) or 1 / -1 "
+                     f"(each row of a 2-D array), not {dim!r}")
+
+
+def argmax(x, dim=None, *, out=None, context=None):
+    """torch.argmax: the first index of the greatest element (a NaN wins)."""
+    return _whole_or_rows(x, "argmax", dim, out=out, context=context)
+
+
+def argmin(x, dim=None, *, out=None, context=None):
+    """torch.argmin: the first index of the least element (a NaN wins)."""
+    return _whole_or_rows(x, "argmin", dim, out=out, context=context)
+
+
+def mean(x, dim=None, *, out=None, context=None):
+    """torch.mean: floating x only; the mean of nothing is NaN."""
+    return _whole_or_rows(x, "mean", dim, out=out, context=context)
+
+
+def var(x, dim=None, *, correction=1, out=None, context=None):
+    """torch.var: M2 / max(0, n - correction); a new correction compiles
+    nothing (it is a kernel argument)."""
+    return _whole_or_rows(x, "var", dim, correction, out, context)
+
+
+def std(x, dim=None, *, correction=1, out=None, context=None):
+    """torch.std: the square root of var."""
+    return _whole_or_rows(x, "std", dim, correction, out, context)
+
+
+def norm(x, ord=2, dim=None, *, out=None, context=None):
+    """torch.linalg.vector_norm for ord 1, 2 and inf."""
+    names = {1: "norm1", 2: "norm2", float("inf"): "norminf"}
+    if ord not in names:
+        raise ArrayError(f"norm: ord must be 1, 2 or inf, not {ord!r}")
+    return _whole_or_rows(x, names[ord], dim, out=out, context=context)
+
+
+def logsumexp(x, dim=None, *, out=None, context=None):
+    """torch.logsumexp: integers give f32; nothing gives -inf."""
+    return _whole_or_rows(x, "logsumexp", dim, out=out, context=context)
+
+
+def count_nonzero(x, dim=None, *, out=None, context=None):
+    """torch.count_nonzero: an i64 count (NaN counts)."""
+    return _whole_or_rows(x, "count_nonzero", dim, out=out, context=context)
 
 
 def warp(x, spec, *, out=None, context=None):
