@@ -169,7 +169,26 @@ typedef enum {
   WG_VARIANT_COUNT
 } wg_variant;
 
-#define WG_SPEC_VERSION 1
+/* Where a group's elements sit while its lanes exchange them.
+ *   vec   the default: each lane loads 16 bytes (16 / element-size
+ *         consecutive elements, several loads in flight) and folds them in
+ *         the thread; the variant's exchange then runs across the lanes a
+ *         group spans, width * size / 16 of them. A group of at most 16
+ *         bytes lives in one lane and needs no exchange at all. match keeps
+ *         one element a lane (match.any compares lanes) with several loads
+ *         in flight; smem, the baseline, always resolves to lane.
+ *   lane  one element per lane per trip: `width` lanes exchange a group,
+ *         the form the latency tables describe. */
+typedef enum {
+  WG_LAYOUT_VEC = 0,
+  WG_LAYOUT_LANE,
+  WG_LAYOUT_COUNT
+} wg_layout;
+
+/* Changes whenever wg_spec changes shape; a spec of another version is
+ * refused (WG_ESPEC), so that a caller built against an older header gets a
+ * message instead of a misread struct. 2 added `layout`. */
+#define WG_SPEC_VERSION 2
 
 /* A plain description of one kernel. Initialise with WG_SPEC_INIT or
  * wg_spec_init() (for foreign-function interfaces), then set fields, or fill
@@ -185,10 +204,13 @@ typedef struct wg_spec {
                             sm_90 when no device is present */
   int lane;              /* broadcast: the source lane, 0 <= lane < width */
   int64_t cols;          /* reduce-rows: the row length, or 0 for "any" */
+  wg_layout layout;      /* warp primitives: WG_LAYOUT_VEC (default) or
+                            WG_LAYOUT_LANE; reduce-array/rows: VEC */
 } wg_spec;
 
 #define WG_SPEC_INIT \
-  { WG_SPEC_VERSION, WG_REDUCE, WG_F32, WG_OP_SUM, 32, WG_VARIANT_AUTO, 0, 0, 0 }
+  { WG_SPEC_VERSION, WG_REDUCE, WG_F32, WG_OP_SUM, 32, WG_VARIANT_AUTO, 0, 0, 0, \
+    WG_LAYOUT_VEC }
 
 /* Fills *spec with WG_SPEC_INIT: "reduce f32 sum width=32 variant=auto". */
 WG_API void wg_spec_init(wg_spec *spec);
@@ -198,6 +220,7 @@ WG_API const char *wg_primitive_name(wg_primitive primitive);
 WG_API const char *wg_type_name(wg_type type);
 WG_API const char *wg_operator_name(wg_operator op);
 WG_API const char *wg_variant_name(wg_variant variant);
+WG_API const char *wg_layout_name(wg_layout layout);
 /* Size in bytes of one element of `type`, or 0 when out of range. */
 WG_API size_t wg_type_size(wg_type type);
 
@@ -254,8 +277,8 @@ WG_API void wg_free(void *ptr);
 /* ------------------------------------------------------------------------ */
 
 /* Parses the text form:
- *   PRIMITIVE TYPE [OPERATOR] [width=W] [variant=V] [arch=sm_NN] [lane=L]
- *   [cols=C]
+ *   PRIMITIVE TYPE [OPERATOR] [width=W] [variant=V] [layout=vec|lane]
+ *   [arch=sm_NN] [lane=L] [cols=C]
  * e.g. "reduce f32 sum width=16 variant=xor arch=sm_90". Missing keys take
  * the WG_SPEC_INIT defaults. The result is validated (wg_spec_validate). */
 WG_API int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text);
@@ -263,7 +286,8 @@ WG_API int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text);
 /* Writes the canonical text form of spec into buf (at most size bytes,
  * always NUL-terminated when size > 0) and returns the length it needs,
  * excluding the NUL, like snprintf; a negative status for an out-of-range
- * field. Parsing the result gives back the same spec, and formatting that
+ * field. `layout` is written only when it is not the default (vec), so
+ * the text of a spec that does not name one reads as it always did. Parsing the result gives back the same spec, and formatting that
  * gives back the same text. */
 WG_API int wg_spec_format(char *buf, size_t size, const wg_spec *spec);
 
@@ -277,7 +301,8 @@ WG_API int wg_spec_validate(wg_context *ctx, const wg_spec *spec);
 WG_API wg_variant wg_spec_resolve_variant(const wg_spec *spec);
 
 /* Every valid spec of the warp primitives and array/row reductions with an
- * explicit variant (not auto), for architecture `arch` (0: leave arch unset
+ * explicit variant (not auto) in both layouts (smem in lane only, the
+ * layout it always resolves to), for architecture `arch` (0: leave arch unset
  * in the specs, valid for sm_90). *out is an array of *count specs, freed
  * with wg_free. */
 WG_API int wg_spec_list(wg_context *ctx, wg_spec **out, size_t *count,

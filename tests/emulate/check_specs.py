@@ -25,7 +25,13 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-SIZES = (1, 7, 33, 1000)
+# Sizes around the trips of both layouts (the vec layout's trip is up to
+# 2048 elements for the emulated block of two warps: 2047 and 2049 sit one
+# off every trip boundary), then the shifted runs:
+# both buffers one element off their 16-byte alignment.
+SIZES = (1, 7, 33, 1000, 2047, 2049, 5003)
+SHIFTED = (1000, 2047)
+TYPE_SIZE = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4, "u32": 4, "f64": 8, "i64": 8, "u64": 8}
 
 
 def build_refcli(build, work):
@@ -60,16 +66,21 @@ def check(spec, warpgen, refcli, work):
     if r.returncode:
         return f"FAIL {spec}: g++: {r.stderr[:1500]}"
     failures = []
-    for n in SIZES:
+    runs = [(n, 0) for n in SIZES] + [(n, TYPE_SIZE[spec.split()[1]]) for n in SHIFTED]
+    for n, shift in runs:
         seed = random.getrandbits(63)
         inp, out = os.path.join(work, tag + ".in"), os.path.join(work, tag + ".out")
         out_bytes = subprocess.run([refcli, "fill", spec, str(n), str(seed), inp],
                                    capture_output=True, text=True, check=True).stdout.strip()
-        subprocess.run([exe, inp, str(n), out, out_bytes], check=True, timeout=120)
+        r = subprocess.run([exe, inp, str(n), out, out_bytes, str(shift)], timeout=120,
+                           capture_output=True, text=True)
+        if r.returncode:
+            failures.append(f"FAIL {spec}: {r.stderr.strip()} n={n} shift={shift}")
+            continue
         r = subprocess.run([refcli, "check", spec, str(n), inp, out], capture_output=True,
                            text=True)
         if r.returncode:
-            failures.append(f"{r.stdout.strip()} n={n} seed={seed}")
+            failures.append(f"{r.stdout.strip()} n={n} shift={shift} seed={seed}")
     for path in (cpp, exe):
         os.remove(path)
     return "\n".join(failures)
@@ -80,7 +91,9 @@ def sample(specs, k):
     for s in specs:
         words = s.split()
         op = words[2] if "=" not in words[2] else "none"
-        groups[(words[0], re.search(r"variant=(\w+)", s).group(1), words[1], op)].append(s)
+        layout = re.search(r"layout=(\w+)", s)
+        groups[(words[0], re.search(r"variant=(\w+)", s).group(1), words[1], op,
+                layout.group(1) if layout else "vec")].append(s)
     chosen = [random.choice(v) for v in groups.values()]
     random.shuffle(chosen)
     return chosen[:k]
@@ -103,7 +116,8 @@ def main():
     failed = [r for r in results if r]
     for r in failed:
         print(r)
-    print(f"emulate: {len(specs)} specs x sizes {SIZES}: {len(specs) - len(failed)} passed, "
+    print(f"emulate: {len(specs)} specs x sizes {SIZES} (+ shifted {SHIFTED}): "
+          f"{len(specs) - len(failed)} passed, "
           f"{len(failed)} failed")
     return 1 if failed else 0
 
