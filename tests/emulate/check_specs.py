@@ -8,10 +8,12 @@ between shim.h (the warp intrinsics, emulated with one thread a lane) and
 harness.inc, and run at several sizes on fresh random inputs from the
 reference (refcli.c), which then checks every output.
 
-usage: check_specs.py BUILD_DIR [--sample K] [--jobs J] < SPECS
-  SPECS: one spec a line (e.g. `warpgen list --arch sm_90`); --sample keeps
-  K specs chosen so that every (primitive, variant, type, operator) appears
-  when K allows. Exit 0 when every spec passes.
+usage: check_specs.py BUILD_DIR [--sample K] [--jobs J] [--listed] < SPECS
+  SPECS: one spec a line (e.g. `warpgen list --arch sm_90`); --listed takes
+  that list from BUILD_DIR/warpgen instead of stdin (for Meson). --sample
+  keeps K specs chosen so that every (primitive, variant, type, operator,
+  layout) appears when K allows. Exit 0 when every spec passes, 77 (Meson's
+  skip) when there is no g++ with C++20 <barrier>.
 """
 import argparse
 import collections
@@ -32,6 +34,15 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 SIZES = (1, 7, 33, 1000, 2047, 2049, 5003)
 SHIFTED = (1000, 2047)
 TYPE_SIZE = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4, "u32": 4, "f64": 8, "i64": 8, "u64": 8}
+
+
+def have_compiler():
+    try:
+        r = subprocess.run(["g++", "-std=c++20", "-x", "c++", "-fsyntax-only", "-"],
+                           input="#include <barrier>\n", capture_output=True, text=True)
+    except OSError:
+        return False
+    return r.returncode == 0
 
 
 def build_refcli(build, work):
@@ -104,8 +115,15 @@ def main():
     p.add_argument("build")
     p.add_argument("--sample", type=int, default=0)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--listed", action="store_true")
     a = p.parse_args()
-    specs = [l.strip() for l in sys.stdin if l.strip() and not l.startswith("reduce-")]
+    if not have_compiler():
+        print("emulate: skipped, no g++ with C++20 <barrier>")
+        return 77
+    lines = (subprocess.run([os.path.join(a.build, "warpgen"), "list", "--arch", "sm_90"],
+                            capture_output=True, text=True, check=True).stdout.splitlines()
+             if a.listed else sys.stdin)
+    specs = [l.strip() for l in lines if l.strip() and not l.startswith("reduce-")]
     if a.sample:
         specs = sample(specs, a.sample)
     warpgen = os.path.join(a.build, "warpgen")
