@@ -68,16 +68,24 @@ extern "C" __global__ void ${kernel}(const wg_elem *__restrict__ in,
     const bool full = n - base >= span; /* no element of the trip is past the end */
     const bool vector = full && aligned;
     const unsigned long long first = base + lane * WG_VEC;
+    /* Every load of the trip is issued before any element is used. */
     wg_elem x[WG_UNROLL][WG_VEC];
+    if (sizeof(wg_elem) * WG_VEC == 16 && vector) {
+      uint4 words[WG_UNROLL];
 #pragma unroll
-    for (int u = 0; u < WG_UNROLL; u++) {
-      const unsigned long long e = first + u * WG_CHUNK;
-      if (sizeof(wg_elem) * WG_VEC == 16 && vector) {
+      for (int u = 0; u < WG_UNROLL; u++)
+        words[u] = __ldg((const uint4 *)(in + first + u * WG_CHUNK));
+#pragma unroll
+      for (int u = 0; u < WG_UNROLL; u++) {
         wg_chunk<wg_elem> c;
-        c.word = __ldg((const uint4 *)(in + e));
+        c.word = words[u];
 #pragma unroll
         for (int j = 0; j < WG_VEC; j++) x[u][j] = c.e[j];
-      } else {
+      }
+    } else {
+#pragma unroll
+      for (int u = 0; u < WG_UNROLL; u++) {
+        const unsigned long long e = first + u * WG_CHUNK;
 #pragma unroll
         for (int j = 0; j < WG_VEC; j++) x[u][j] = WG_VALID(j) ? in[e + j] : (wg_elem)0;
       }
