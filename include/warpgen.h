@@ -245,7 +245,12 @@ typedef struct wg_options {
                                1: on, -1: off */
   uint64_t cache_max_bytes; /* 0: WARPGEN_CACHE_MAX, else 256 MiB */
   const char *template_dir; /* NULL: WARPGEN_TEMPLATE_DIR, else the
-                               templates built into the library. Copied. */
+                               templates built into the library. Copied.
+                               Each template read from there must be a
+                               regular file (links to one are followed)
+                               of at most 1 MiB without NUL bytes, else
+                               WG_ETEMPLATE naming the file (and the
+                               offset of a NUL). */
 } wg_options;
 
 #define WG_OPTIONS_INIT { WG_OPTIONS_VERSION, 0, NULL, 0, 0, NULL }
@@ -261,7 +266,8 @@ WG_API int wg_context_create(wg_context **out, const wg_options *options);
 /* Unloads every module this context loaded, releases the primary context it
  * retained (if any) and frees the context. NULL is a no-op. Must not be
  * called while work launched through the context is still needed on a
- * stream that has not been synchronised. */
+ * stream that has not been synchronised, nor while a graph that captured
+ * its calls may still be launched. */
 WG_API void wg_context_destroy(wg_context *ctx);
 
 /* The message for the last failed call on ctx ("" after a success; never
@@ -280,15 +286,22 @@ WG_API void wg_free(void *ptr);
  *   PRIMITIVE TYPE [OPERATOR] [width=W] [variant=V] [layout=vec|lane]
  *   [arch=sm_NN] [lane=L] [cols=C]
  * e.g. "reduce f32 sum width=16 variant=xor arch=sm_90". Missing keys take
- * the WG_SPEC_INIT defaults. The result is validated (wg_spec_validate). */
+ * the WG_SPEC_INIT defaults. The result is validated (wg_spec_validate).
+ * Words are separated by spaces, tabs or newlines; any other byte outside
+ * printable ASCII is WG_ESPEC. Messages quote user text with every byte
+ * that is not printable ASCII written as \xNN, so a message is safe to
+ * print to a terminal. *out is written only on success. */
 WG_API int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text);
 
 /* Writes the canonical text form of spec into buf (at most size bytes,
  * always NUL-terminated when size > 0) and returns the length it needs,
- * excluding the NUL, like snprintf; a negative status for an out-of-range
- * field. `layout` is written only when it is not the default (vec), so
- * the text of a spec that does not name one reads as it always did. Parsing the result gives back the same spec, and formatting that
- * gives back the same text. */
+ * excluding the NUL, like snprintf: buf may be NULL only when size is 0,
+ * which measures. Parsing the result gives back the same spec, and
+ * formatting that gives back the same text. Only a valid spec has a text
+ * form: WG_ESPEC for any spec wg_spec_validate rejects (nothing written),
+ * WG_EINVAL for a NULL spec or a NULL buf with size > 0. `layout` is
+ * written only when it is not the default (vec), so the text of a spec that
+ * names no layout reads as it always did. Thread-safe. */
 WG_API int wg_spec_format(char *buf, size_t size, const wg_spec *spec);
 
 /* WG_OK if spec describes a kernel warpgen can make, else WG_ESPEC with a
@@ -296,8 +309,10 @@ WG_API int wg_spec_format(char *buf, size_t size, const wg_spec *spec);
 WG_API int wg_spec_validate(wg_context *ctx, const wg_spec *spec);
 
 /* The concrete variant `auto` stands for in this spec (the spec's own
- * variant when it is not auto). Returns WG_VARIANT_AUTO only for an invalid
- * spec. */
+ * variant when it is not auto). Array and row reductions (which accept only
+ * auto) give WG_VARIANT_DOWN: their kernels combine lanes with
+ * __shfl_down_sync; it names what runs and is not a variant those specs
+ * accept. Returns WG_VARIANT_AUTO only for an invalid or NULL spec. */
 WG_API wg_variant wg_spec_resolve_variant(const wg_spec *spec);
 
 /* Every valid spec of the warp primitives and array/row reductions with an
@@ -332,14 +347,23 @@ WG_API int wg_cubin(wg_context *ctx, void **out, size_t *len,
                     const wg_spec *spec);
 
 /* The name of the kernel entry point in the source of spec, e.g.
- * "wg_reduce_f32_sum_w16_xor"; writes like wg_spec_format. */
+ * "wg_reduce_f32_sum_w16_xor"; writes and fails like wg_spec_format
+ * (WG_ESPEC for an invalid spec, WG_EINVAL for NULL arguments). */
 WG_API int wg_kernel_name(char *buf, size_t size, const wg_spec *spec);
 
 /* ------------------------------------------------------------------------ */
 /* The disk cache                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* Counters since the context was created. */
+/* The disk cache holds code that will run on the GPU, so it trusts only
+ * what the effective user could have written: a cache folder owned by
+ * another user, or writable by its group or others, is not used at all
+ * (enabled is 0 and last_error says why); a subfolder or entry owned by
+ * another user is a miss, never served. An entry larger than 64 MiB is
+ * refused before it is read. None of this fails a call: a cache that cannot
+ * be used costs speed only.
+ *
+ * Counters since the context was created. */
 typedef struct wg_cache_stats {
   uint64_t memory_hits; /* served from the context's loaded kernels */
   uint64_t disk_hits;   /* served from a valid disk entry */
@@ -437,7 +461,11 @@ WG_API int wg_warp(wg_context *ctx, const wg_spec *spec, uint64_t in,
                    uint64_t out, uint64_t n, void *stream);
 
 /* How many output elements, and their size in bytes, a warp-primitive spec
- * writes for n inputs (e.g. ceil(n / width) for reduce). */
+ * writes for n inputs (e.g. ceil(n / width) for reduce). WG_ESPEC for a
+ * spec wg_spec_validate rejects for any field but arch (the shape does not
+ * depend on the architecture, so NVRTC is not asked; a negative arch is
+ * still WG_ESPEC), WG_EINVAL for NULL arguments or a valid array/row
+ * reduction (which writes one element, or one per row). Thread-safe. */
 WG_API int wg_output_shape(uint64_t *count, size_t *elem_size,
                            const wg_spec *spec, uint64_t n);
 
@@ -450,19 +478,33 @@ WG_API int wg_output_shape(uint64_t *count, size_t *elem_size,
  * Asynchronous on stream. For a given input, device and n the result is the
  * same bits on every run (a fixed combining order; no atomics on values).
  *
- * Concurrency: the kernels keep their small workspace in their own module,
- * so no call allocates. Hence two calls on one context with the same type,
- * operator (and, for rows, the same row shape) must not run at the same
- * time on different streams; calls on one stream are always fine. A host
- * that reduces on several streams at once uses one context per stream
- * (contexts are cheap). */
+ * Streams: calls may overlap freely, on any streams of ctx's CUDA context,
+ * from one wg_context or several, and every result is right. A launch
+ * whose blocks combine through device memory (more than one block: above
+ * about 1024 16-byte vectors, or few very long rows) gets a workspace of
+ * 72 KiB (partials and tickets) that no launch in flight on another stream
+ * uses. Each context keeps a pool of up to 32: the first call on a stream
+ * that finds none free allocates one (cuMemAlloc and a 8 KiB memset, once);
+ * after that a call allocates nothing, never waits on the host, and adds a
+ * cuEventRecord on `stream`. With more than 32 streams in flight at once a
+ * call makes `stream` wait (on the GPU, cuStreamWaitEvent) for the oldest
+ * workspace's last launch. Smaller calls need no workspace.
+ *
+ * CUDA graphs: a call on a stream that is being captured
+ * (cuStreamBeginCapture, torch.cuda.graph) puts a workspace of its own into
+ * the graph (cuMemAllocAsync, a memset and cuMemFreeAsync nodes), so every
+ * replay is self-contained and may run beside eager calls and other graphs.
+ * Make one call of each kind before capturing, so that nothing is compiled
+ * or loaded during the capture, and keep ctx alive while the graph may run
+ * (the graph launches ctx's loaded kernels). */
 WG_API int wg_reduce(wg_context *ctx, wg_type type, wg_operator op,
                      uint64_t in, uint64_t n, uint64_t out, void *stream);
 
 /* Reduces each of `rows` rows of `cols` elements (row r starts at element
  * r * row_stride of `in`; row_stride >= cols) into out[r]. rows == 0 is a
  * no-op; cols == 0 writes the identity to each row. Asynchronous; the same
- * bits on every run; the concurrency rule of wg_reduce applies. */
+ * bits on every run; streams and graphs as for wg_reduce (only few very
+ * long rows, split over several blocks each, use a workspace). */
 WG_API int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op,
                           uint64_t in, uint64_t rows, uint64_t cols,
                           uint64_t row_stride, uint64_t out, void *stream);

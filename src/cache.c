@@ -19,12 +19,20 @@
  *   48 XXH3-64 of PTX + cubin   56 XXH3-64 of bytes 0..55
  *
  * Anything that does not match exactly is a miss: the entry is removed and
- * the caller compiles and stores again. No fsync: a store that a power cut
+ * the caller compiles and stores again. An entry is at most
+ * WG_CACHE_MAX_ENTRY_BYTES, checked against fstat before anything is
+ * allocated, so a header that claims gigabytes costs nothing.
+ *
+ * An entry is code that will run on the GPU, so the cache trusts only what
+ * this user could have written (as git's safe.directory and ssh's
+ * StrictModes do): a folder owned by another user, or that its group or
+ * others may write, is not used at all; a subfolder or entry owned by
+ * another user is a miss and is never served. No fsync: a store that a power cut
  * leaves half on disk fails its checksum and is repaired like any other bad
  * entry, so durability is not worth a flush per compile.
  *
- * The hot path (a lookup) is one open, one fstat, two reads and a close; no
- * folder is listed there. Folders are listed only by stats, clear and
+ * The hot path (a lookup) is one open, one fstat, two reads and a close (and
+ * once per subfolder and context an lstat); no folder is listed there. Folders are listed only by stats, clear and
  * prune, and after a store when the size estimate nears the cap.
  */
 #include "cache.h"
@@ -61,6 +69,9 @@
 #define WG_CACHE_TOUCH_AFTER_S 60
 /* Nested folders found in place of an entry are removed to this depth. */
 #define WG_CACHE_REMOVE_DEPTH 16
+/* Entries hold one kernel's PTX and cubin: tens of kilobytes. A file larger
+ * than this is not an entry, whatever its header says. */
+#define WG_CACHE_MAX_ENTRY_BYTES (64ull << 20)
 
 static const unsigned char wg_cache_magic[8] = {'w', 'a', 'r', 'p',
                                                 'g', 'e', 'n', 0x1a};
@@ -73,8 +84,11 @@ struct wg_disk_cache {
   size_t dir_len;         /* length of <dir> in path */
   uint64_t max_bytes;
   bool folder_ready;      /* the folder exists (made or seen by a store) */
-  bool folder_trusted;    /* checked: not writable by everybody */
-  bool folder_refused;    /* checked: writable by everybody; never used */
+  bool folder_trusted;    /* checked: ours, and only we may write it */
+  bool folder_refused;    /* checked: somebody else's or writable by
+                             others; never used */
+  uint8_t subfolder_ok[32]; /* bit b: subfolder of first key byte b was
+                               checked to be ours */
   bool folder_noted;      /* a folder problem is already counted */
   uint64_t written;       /* bytes this context stored since its last
                              scan */
@@ -383,11 +397,10 @@ static void remove_bad_entry(struct wg_disk_cache *c, const struct stat *seen) {
 
 /* --- trust ----------------------------------------------------------------- */
 
-/* An entry is code that will run on the GPU, so a folder anyone may write
- * (a shared /tmp path, say) is refused: anyone could plant a kernel there
- * under a key they can compute. A group-writable folder is taken as a
- * deliberate shared cache. One stat per context; until the folder exists
- * there is nothing to check (and the first store makes it 0700). */
+/* The folder must be ours and writable by us alone: anybody else who may
+ * write it could plant a kernel under a key they can compute. One stat per
+ * context; until the folder exists there is nothing to check (and the
+ * first store makes it 0700). */
 static bool folder_usable(wg_context *ctx, struct wg_disk_cache *c) {
   if (c->folder_trusted) return true;
   if (c->folder_refused) return false;
@@ -396,15 +409,44 @@ static bool folder_usable(wg_context *ctx, struct wg_disk_cache *c) {
   if (stat(cache_dir_of(c, dir, sizeof dir), &st) != 0 ||
       !S_ISDIR(st.st_mode))
     return true; /* missing or not a folder: lookups and stores say why */
-  if (st.st_mode & S_IWOTH) {
-    c->folder_refused = true;
-    ctx->stats.enabled = 0;
-    cache_note(ctx, "cache folder %s: writable by everybody, so anybody "
-                    "could plant kernels there; not used", dir);
-    return false;
+  uid_t me = geteuid();
+  unsigned mode = (unsigned)st.st_mode & 07777;
+  const char *who = st.st_uid != me           ? "owned by another user"
+                    : (st.st_mode & S_IWOTH) ? "writable by everybody"
+                    : (st.st_mode & S_IWGRP) ? "writable by its group"
+                                             : NULL;
+  if (!who) {
+    c->folder_trusted = true;
+    return true;
   }
-  c->folder_trusted = true;
-  return true;
+  c->folder_refused = true;
+  ctx->stats.enabled = 0;
+  cache_note(ctx, "cache folder %s: %s (uid %u, mode %04o; this user is uid "
+                  "%u), so others could plant kernels there; not used",
+             dir, who, (unsigned)st.st_uid, mode, (unsigned)me);
+  return false;
+}
+
+/* The subfolder of key's entry must be ours too (checked once per context
+ * and subfolder; only we can replace it later, as the folder above is
+ * ours). A missing one is fine: a store makes it. */
+static bool subfolder_usable(wg_context *ctx, struct wg_disk_cache *c,
+                             const wg_cache_key *key) {
+  unsigned b = key->bytes[0];
+  if (c->subfolder_ok[b >> 3] & (1u << (b & 7))) return true;
+  entry_path(c, key);
+  char *slash = c->path + c->dir_len + 3;
+  *slash = '\0';
+  struct stat st;
+  bool exists = lstat(c->path, &st) == 0;
+  bool ok = !exists || !S_ISDIR(st.st_mode) || st.st_uid == geteuid();
+  if (!ok)
+    cache_note(ctx, "cache folder %s: owned by another user (uid %u); its "
+                    "entries are not used", c->path, (unsigned)st.st_uid);
+  else if (exists && S_ISDIR(st.st_mode))
+    c->subfolder_ok[b >> 3] |= (uint8_t)(1u << (b & 7));
+  *slash = '/';
+  return ok;
 }
 
 /* --- lookup --------------------------------------------------------------- */
@@ -467,6 +509,9 @@ static const char *entry_read(int fd, const struct stat *st,
                               const wg_cache_key *key, wg_binary *out) {
   unsigned char h[WG_CACHE_HEADER_SIZE];
   if (!S_ISREG(st->st_mode)) return "not a regular file";
+  /* Before any allocation: the lengths below are bounded by this. */
+  if ((uint64_t)st->st_size > WG_CACHE_MAX_ENTRY_BYTES)
+    return "larger than an entry may be";
   if ((uint64_t)st->st_size < WG_CACHE_HEADER_SIZE ||
       !read_full_at(fd, h, sizeof h, 0))
     return "shorter than its header";
@@ -510,7 +555,8 @@ bool wg_cache_lookup(wg_context *ctx, const wg_cache_key *key,
   if (!out) return false;
   memset(out, 0, sizeof *out);
   struct wg_disk_cache *c = ctx ? ctx->cache : NULL;
-  if (!c || !key || !folder_usable(ctx, c)) return false;
+  if (!c || !key || !folder_usable(ctx, c) || !subfolder_usable(ctx, c, key))
+    return false;
   const char *path = entry_path(c, key);
   /* O_NONBLOCK: a FIFO planted in place of an entry must not hang us. */
   int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -531,6 +577,14 @@ bool wg_cache_lookup(wg_context *ctx, const wg_cache_key *key,
   struct stat st;
   if (fstat(fd, &st) != 0) {
     cache_note(ctx, "cache entry %s: %s", path, strerror(errno));
+    close(fd);
+    return false;
+  }
+  /* Somebody else's file is a miss, never served; our next store replaces
+   * it. */
+  if (st.st_uid != geteuid()) {
+    cache_note(ctx, "cache entry %s: owned by another user (uid %u); not used",
+               path, (unsigned)st.st_uid);
     close(fd);
     return false;
   }
@@ -668,7 +722,13 @@ void wg_cache_store(wg_context *ctx, const wg_cache_key *key,
   struct wg_disk_cache *c = ctx ? ctx->cache : NULL;
   if (!c || !key || !bin || !bin->cubin || bin->cubin_len == 0) return;
   if (!bin->ptx && bin->ptx_len) return;
-  if (!folder_usable(ctx, c)) return;
+  if (!folder_usable(ctx, c) || !subfolder_usable(ctx, c, key)) return;
+  uint64_t bytes = WG_CACHE_HEADER_SIZE + (uint64_t)bin->ptx_len + bin->cubin_len;
+  if (bytes > WG_CACHE_MAX_ENTRY_BYTES) {
+    cache_note(ctx, "an entry of %llu bytes is larger than an entry may be; "
+                    "not stored", (unsigned long long)bytes);
+    return;
+  }
   char tmp[4096];
   if (c->dir_len + 16 >= sizeof tmp) {
     cache_note_folder(ctx, c, "path too long", ENAMETOOLONG);
@@ -839,23 +899,27 @@ static void estimate_write(int topfd, const wg_cache_estimate *e) {
   if (!ok) unlinkat(topfd, ".pruned", 0);
 }
 
-/* false when there is no estimate or its scan is too old to trust. */
+/* false when there is no estimate or its scan is too old to trust. The
+ * file is anybody's bytes: exactly "<digits> <digits>\n" is read, each
+ * number range-checked, and a time in the future is no estimate. */
 static bool estimate_read(int topfd, wg_cache_estimate *e) {
-  int fd = openat(topfd, ".pruned", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  int fd = openat(topfd, ".pruned", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return false;
   char text[64];
   ssize_t n = read(fd, text, sizeof text - 1);
   close(fd);
   if (n <= 0) return false;
   text[n] = '\0';
-  unsigned long long bytes;
-  char nl;
-  if (sscanf(text, "%llu %lld%c", &bytes, &e->scanned_at, &nl) != 3 ||
-      nl != '\n')
+  const char *p = text;
+  uint64_t bytes, when;
+  if (!wg_scan_u64(&p, 10, &bytes) || *p++ != ' ' ||
+      !wg_scan_u64(&p, 10, &when) || strcmp(p, "\n") != 0)
     return false;
+  time_t now = time(NULL);
+  if (now < 0 || when > (uint64_t)now) return false;
   e->bytes = bytes;
-  long long age = (long long)time(NULL) - e->scanned_at;
-  return age >= 0 && age <= WG_CACHE_PRUNE_INTERVAL_S;
+  e->scanned_at = (long long)when;
+  return (uint64_t)now - when <= WG_CACHE_PRUNE_INTERVAL_S;
 }
 
 /* Scans, sweeps and evicts oldest-first until at most `target` bytes.
@@ -897,7 +961,7 @@ static void cache_after_store(wg_context *ctx, struct wg_disk_cache *c,
   if (topfd < 0) return;
   wg_cache_estimate e;
   bool due = !estimate_read(topfd, &e) ||
-             e.bytes + bytes > c->max_bytes ||
+             e.bytes > c->max_bytes || bytes > c->max_bytes - e.bytes ||
              c->written >= c->max_bytes / 16;
   if (!due) {
     e.bytes += bytes;

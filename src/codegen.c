@@ -14,7 +14,9 @@
 #include <string.h>
 
 int wg_kernel_name(char *buf, size_t size, const wg_spec *spec) {
-  if (!spec || wg_spec_validate(NULL, spec) != WG_OK) return WG_EINVAL;
+  if (!buf && size) return WG_EINVAL; /* snprintf's rule */
+  int rc = wg_spec_validate(NULL, spec); /* WG_EINVAL for NULL, else WG_ESPEC */
+  if (rc) return rc;
   wg_spec s = wg_spec_concrete(spec, 0);
   char prim[32];
   snprintf(prim, sizeof prim, "%s", wg_primitives[s.primitive].name);

@@ -5,6 +5,7 @@
  *
  * The pipeline, one stage per file:
  *   spec.c      text form, validation, listing, the choice behind `auto`
+ *   expr.c      user expressions (map=, combine=...): tree, canonical text, CUDA
  *   tables.c    types, operators, primitives, variants as data
  *   template.c  templates built into the library, strict ${key} filling
  *   codegen.c   spec -> CUDA source
@@ -89,6 +90,17 @@ void wg_buf_append(wg_buf *b, const char *s, size_t n);
 void wg_buf_puts(wg_buf *b, const char *s);
 void wg_buf_printf(wg_buf *b, const char *fmt, ...) WG_PRINTF(2, 3);
 void wg_buf_free(wg_buf *b);
+/* text[0..len) for quoting in a message, NUL-terminated in buf: printable
+ * ASCII as it is, every other byte as \xNN (keep_lines keeps '\n' and '\t',
+ * for multi-line text such as an NVRTC log), cut with "..." when it does
+ * not fit. User input must never reach a terminal raw. Returns buf. */
+const char *wg_escape(char *buf, size_t size, const char *text, size_t len,
+                      bool keep_lines);
+/* Reads the digits (base 10 or 16) at *p into *out and moves *p past them.
+ * false, *p unchanged, when there is no digit or the value needs more than
+ * 64 bits. No sign, no spaces, no prefix: the caller says what may surround
+ * a number. */
+bool wg_scan_u64(const char **p, unsigned base, uint64_t *out);
 
 /* --- tables (tables.c) --------------------------------------------------- */
 

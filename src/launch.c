@@ -41,12 +41,15 @@ int wg_output_shape(uint64_t *count, size_t *elem_size, const wg_spec *spec,
                     uint64_t n) {
   if (!count || !elem_size || !spec)
     return WG_EINVAL;
-  if (!is_warp_primitive(spec->primitive) ||
-      (unsigned)spec->type >= WG_TYPE_COUNT)
-    return WG_EINVAL;
-  if (spec->width < 2 || spec->width > 32 ||
-      (spec->width & (spec->width - 1)) != 0)
-    return WG_EINVAL;
+  /* Every field is checked but arch, which does not change the shape:
+   * checking it would ask NVRTC for its architectures on every launch. */
+  wg_spec fields = *spec;
+  fields.arch = 0;
+  int status = spec->arch < 0 ? WG_ESPEC : wg_spec_validate(NULL, &fields);
+  if (status != WG_OK)
+    return status;
+  if (!is_warp_primitive(spec->primitive))
+    return WG_EINVAL; /* a valid spec, but not one this call describes */
   const output_rule *rule = &output_rules[spec->primitive];
   uint64_t width = (uint64_t)spec->width;
   /* n / width rounded up, written so that it cannot overflow. */

@@ -262,16 +262,19 @@ wg_spec wg_spec_concrete(const wg_spec *spec, int device_arch) {
 wg_variant wg_spec_resolve_variant(const wg_spec *spec) {
   if (!spec || validate(NULL, spec, spec->arch) != WG_OK) return WG_VARIANT_AUTO;
   if (spec->variant != WG_VARIANT_AUTO) return spec->variant;
+  /* Array and row reductions take only auto; what runs inside them is a
+   * __shfl_down_sync tree (templates/reduce_helpers.cuh), so name that. */
+  if (!wg_primitives[spec->primitive].is_warp) return WG_VARIANT_DOWN;
   return auto_variant(spec, wg_spec_arch(spec, 0));
 }
 
 /* --- text form ------------------------------------------------------------ */
 
 int wg_spec_format(char *buf, size_t size, const wg_spec *s) {
-  if (!s || (unsigned)s->primitive >= WG_PRIMITIVE_COUNT ||
-      (unsigned)s->type >= WG_TYPE_COUNT || (unsigned)s->op >= WG_OPERATOR_COUNT ||
-      (unsigned)s->variant >= WG_VARIANT_COUNT || (unsigned)s->layout >= WG_LAYOUT_COUNT)
-    return WG_EINVAL;
+  if (!buf && size) return WG_EINVAL; /* snprintf's rule */
+  /* Only a valid spec has a text form that parses back to it. */
+  int rc = validate(NULL, s, s ? s->arch : 0);
+  if (rc) return rc;
   const wg_primitive_info *p = &wg_primitives[s->primitive];
   char text[256];
   int n = snprintf(text, sizeof text, "%s %s", p->name, wg_types[s->type].name);
@@ -373,8 +376,19 @@ static int parse_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
   }
 }
 
+/* The text quoted for a message: never raw bytes (see wg_escape). */
+#define QUOTED(text) wg_escape((char[160]){0}, 160, (text), strlen(text), false)
+
 int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text) {
   if (!out || !text) return wg_fail(ctx, WG_EINVAL, "wg_spec_parse: NULL argument");
+  /* Every word of a spec is printable ASCII, so any other byte is an error
+   * here, and the messages below that quote a word quote only printable
+   * text. */
+  for (const unsigned char *b = (const unsigned char *)text; *b; b++)
+    if ((*b < 0x20 || *b >= 0x7f) && *b != ' ' && *b != '\t' && *b != '\n')
+      return wg_fail(ctx, WG_ESPEC, "spec '%s': byte 0x%02x at offset %zu is not "
+                     "allowed; a spec is words of printable ASCII", QUOTED(text), *b,
+                     (size_t)(b - (const unsigned char *)text));
   wg_spec s = WG_SPEC_INIT;
   s.op = WG_OP_NONE;
   const char *p = text;
@@ -391,7 +405,7 @@ int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text) {
     if (eq) {
       if (word < 2)
         return wg_fail(ctx, WG_ESPEC, "spec '%s': expected 'PRIMITIVE TYPE [OPERATOR] "
-                       "key=value...' but '%.*s' comes too early", text, (int)len,
+                       "key=value...' but '%.*s' comes too early", QUOTED(text), (int)len,
                        start);
       rc = parse_key(ctx, &s, start, (size_t)(eq - start), eq + 1,
                      len - (size_t)(eq - start) - 1, &seen);
@@ -413,14 +427,14 @@ int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text) {
       s.op = (wg_operator)index;
     } else {
       return wg_fail(ctx, WG_ESPEC, "spec '%s': unexpected word '%.*s' (options are "
-                     "written key=value)", text, (int)len, start);
+                     "written key=value)", QUOTED(text), (int)len, start);
     }
     word += eq ? 0 : 1;
     if (eq && word < 3) word = 3; /* an operator may not follow a key */
   }
   if (word < 2)
     return wg_fail(ctx, WG_ESPEC, "spec '%s': expected at least 'PRIMITIVE TYPE', "
-                   "e.g. 'reduce f32 sum'", text);
+                   "e.g. 'reduce f32 sum'", QUOTED(text));
   int rc = validate(ctx, &s, s.arch);
   if (rc) return rc;
   *out = s;

@@ -5,36 +5,70 @@
  * Strict means: a ${key} with no value, a "${" that is never closed and a
  * template that does not exist are errors that name the key and the
  * template, so a typo in a template can never reach NVRTC as broken code.
- * "$" not followed by "{" is ordinary text.
+ * "$" not followed by "{" is ordinary text. Templates read from a folder
+ * must be regular files of at most WG_TEMPLATE_MAX_BYTES without NUL bytes.
  */
 #include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+/* A template is source text of a few kilobytes; anything this large is a
+ * mistake (or /dev/zero behind a link), not a template. */
+#define WG_TEMPLATE_MAX_BYTES (1u << 20)
+
+/* Reads the template file at path. Only a regular file is read: O_NONBLOCK
+ * keeps the open of a FIFO from waiting for a writer, and the fstat turns
+ * away FIFOs, devices and folders before any read. Symbolic links are
+ * followed (a template folder may link its files from elsewhere); what
+ * they lead to must be a regular file too. A NUL byte would silently cut
+ * the text short, so it is an error that names its offset. */
 static int read_file(wg_context *ctx, char **out, const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
     return wg_fail(ctx, WG_ETEMPLATE, "template '%s': cannot open: %s", path,
                    strerror(errno));
-  wg_buf b = {0};
-  char chunk[4096];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) wg_buf_append(&b, chunk, n);
-  bool bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    wg_buf_free(&b);
-    return wg_fail(ctx, WG_ETEMPLATE, "template '%s': read error", path);
+  struct stat st;
+  int rc = WG_OK;
+  if (fstat(fd, &st) != 0)
+    rc = wg_fail(ctx, WG_ETEMPLATE, "template '%s': %s", path, strerror(errno));
+  else if (!S_ISREG(st.st_mode))
+    rc = wg_fail(ctx, WG_ETEMPLATE, "template '%s': not a regular file", path);
+  else if (st.st_size > WG_TEMPLATE_MAX_BYTES)
+    rc = wg_fail(ctx, WG_ETEMPLATE, "template '%s': larger than %u bytes", path,
+                 WG_TEMPLATE_MAX_BYTES);
+  /* One byte more than the cap shows a file that grew past it meanwhile. */
+  size_t cap = WG_TEMPLATE_MAX_BYTES + 1, len = 0;
+  char *text = rc ? NULL : malloc(cap + 1);
+  if (!rc && !text) rc = wg_fail(ctx, WG_ENOMEM, "out of memory reading '%s'", path);
+  while (!rc && len < cap) {
+    ssize_t n = read(fd, text + len, cap - len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) rc = wg_fail(ctx, WG_ETEMPLATE, "template '%s': read error: %s", path,
+                            strerror(errno));
+    if (n <= 0) break;
+    len += (size_t)n;
   }
-  if (b.failed) {
-    wg_buf_free(&b);
-    return wg_fail(ctx, WG_ENOMEM, "out of memory reading template '%s'", path);
+  close(fd);
+  if (!rc && len > WG_TEMPLATE_MAX_BYTES)
+    rc = wg_fail(ctx, WG_ETEMPLATE, "template '%s': larger than %u bytes", path,
+                 WG_TEMPLATE_MAX_BYTES);
+  const char *nul = rc ? NULL : memchr(text, '\0', len);
+  if (nul)
+    rc = wg_fail(ctx, WG_ETEMPLATE, "template '%s': a NUL byte at offset %zu", path,
+                 (size_t)(nul - text));
+  if (rc) {
+    free(text);
+    return rc;
   }
-  *out = b.data ? b.data : wg_strdup("");
-  return *out ? WG_OK : wg_fail(ctx, WG_ENOMEM, "out of memory");
+  text[len] = '\0';
+  *out = text;
+  return WG_OK;
 }
 
 int wg_template_load(wg_context *ctx, char **out, const char *name) {

@@ -1,6 +1,7 @@
 /*
  * util.c - the small string helpers every stage uses: a growable buffer
- * that remembers an allocation failure, so callers check once at the end.
+ * that remembers an allocation failure, so callers check once at the end;
+ * escaping of user text quoted in messages; strict digit scanning.
  */
 #include "internal.h"
 
@@ -61,3 +62,65 @@ void wg_buf_free(wg_buf *b) {
 }
 
 void wg_free(void *ptr) { free(ptr); }
+
+/* Printable ASCII passes; everything else (control bytes such as ESC,
+ * which would drive the reader's terminal, and bytes >= 0x80) becomes \xNN.
+ * Writes at most size - 1 bytes, never cutting an escape in two. */
+static size_t escape_into(char *out, size_t size, const char *text, size_t len,
+                          bool keep_lines, bool *cut) {
+  static const char hex[] = "0123456789abcdef";
+  size_t used = 0;
+  *cut = false;
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)text[i];
+    bool plain = (c >= 0x20 && c < 0x7f) || (keep_lines && (c == '\n' || c == '\t'));
+    size_t need = plain ? 1 : 4;
+    if (used + need >= size) {
+      *cut = true;
+      break;
+    }
+    if (plain) {
+      out[used++] = (char)c;
+    } else {
+      out[used++] = '\\';
+      out[used++] = 'x';
+      out[used++] = hex[c >> 4];
+      out[used++] = hex[c & 15];
+    }
+  }
+  if (size) out[used] = '\0';
+  return used;
+}
+
+const char *wg_escape(char *buf, size_t size, const char *text, size_t len,
+                      bool keep_lines) {
+  if (!size) return buf;
+  if (!text) text = "", len = 0;
+  bool cut;
+  escape_into(buf, size, text, len, keep_lines, &cut);
+  /* Say that something is missing rather than end mid-word silently. */
+  if (cut && size > 4) {
+    size_t used = escape_into(buf, size - 3, text, len, keep_lines, &cut);
+    memcpy(buf + used, "...", 4);
+  }
+  return buf;
+}
+
+bool wg_scan_u64(const char **p, unsigned base, uint64_t *out) {
+  const char *s = *p;
+  uint64_t v = 0;
+  size_t digits = 0;
+  for (;; s++, digits++) {
+    unsigned d;
+    if (*s >= '0' && *s <= '9') d = (unsigned)(*s - '0');
+    else if (base == 16 && *s >= 'a' && *s <= 'f') d = (unsigned)(*s - 'a' + 10);
+    else if (base == 16 && *s >= 'A' && *s <= 'F') d = (unsigned)(*s - 'A' + 10);
+    else break;
+    if (v > (UINT64_MAX - d) / base) return false;
+    v = v * base + d;
+  }
+  if (!digits) return false;
+  *out = v;
+  *p = s;
+  return true;
+}

@@ -487,6 +487,7 @@ typedef enum damage {
   DAMAGE_DIRECTORY,
   DAMAGE_SYMLINK,
   DAMAGE_FIFO,
+  DAMAGE_HUGE,
   DAMAGE_COUNT
 } damage;
 
@@ -494,7 +495,8 @@ static const char *const damage_names[DAMAGE_COUNT] = {
     "truncated to 0", "truncated to half", "truncated inside the header",
     "payload byte flipped", "header byte flipped", "wrong magic",
     "future format version", "garbage", "bytes appended",
-    "another key's entry", "a directory", "a symbolic link", "a FIFO"};
+    "another key's entry", "a directory", "a symbolic link", "a FIFO",
+    "a valid header on a 2 GiB sparse file"};
 
 /* A valid entry of another spec, for DAMAGE_OTHER_KEY and DAMAGE_SYMLINK. */
 static void other_valid_entry(const char *into) {
@@ -578,6 +580,20 @@ static void apply_damage(damage kind, const char *path) {
     unlink(path);
     ck_assert_int_eq(mkfifo(path, 0600), 0);
     break;
+  case DAMAGE_HUGE: {
+    /* A header whose lengths add up to the file's size, its checksum right:
+     * only the size tells it apart, and that must be enough to refuse it
+     * before 2 GiB are allocated and read. Sparse: no disk is used. */
+    uint64_t total = 2ull << 30, cubin_len = 0;
+    for (int i = 7; i >= 0; i--) cubin_len = cubin_len << 8 | data[40 + i];
+    uint64_t ptx_len = total - 64 - cubin_len;
+    for (int i = 0; i < 8; i++) data[32 + i] = (unsigned char)(ptx_len >> (8 * i));
+    XXH64_hash_t h = XXH3_64bits(data, 56);
+    for (int i = 0; i < 8; i++) data[56 + i] = (unsigned char)(h >> (8 * i));
+    write_file(path, data, 64);
+    ck_assert_int_eq(truncate(path, (off_t)total), 0);
+    break;
+  }
   default: ck_abort();
   }
   free(data);
@@ -601,6 +617,9 @@ START_TEST(test_damaged_entry_is_repaired) {
                 "%s: not recompiled", damage_names[kind]);
   ck_assert_msg(st.disk_errors >= 1 && st.last_error[0],
                 "%s: not recorded", damage_names[kind]);
+  if (kind == DAMAGE_HUGE)
+    ck_assert_msg(strstr(st.last_error, "larger than an entry may be"),
+                  "huge entry: %s", st.last_error);
   assert_entries_valid(test_dir, 1);
   ck_assert_int_eq(count_prefixed(test_dir, ".trash-"), 0);
 
@@ -832,14 +851,89 @@ START_TEST(test_world_writable_folder_refused) {
   wg_context_destroy(ctx);
   ck_assert_uint_eq(find_entries(dir, NULL, 0), 0);
   ck_assert_int_eq(count_prefixed(dir, ".tmp-"), 0);
-  /* Group-writable is a deliberate shared cache: used. */
+  /* Group-writable is refused too: anybody in the group could plant. */
   ck_assert_int_eq(chmod(dir, 0770), 0);
+  assert_unusable(dir, "writable by its group");
+  ck_assert_uint_eq(find_entries(dir, NULL, 0), 0);
+  /* Private: used. */
+  ck_assert_int_eq(chmod(dir, 0700), 0);
   ctx = context_on(dir, 0);
   blob b = cubin_via(ctx, test_specs[0]);
   wg_free(b.data);
   ck_assert_str_eq(stats_of(ctx).last_error, "");
   ck_assert_uint_eq(find_entries(dir, NULL, 0), 1);
   wg_context_destroy(ctx);
+  remove_test_dir();
+}
+END_TEST
+
+static void chown_path(const char *path, uid_t uid) {
+  ck_assert_msg(lchown(path, uid, (gid_t)-1) == 0, "chown %s: %s", path,
+                strerror(errno));
+}
+
+/* The reproducer of issue 10: a folder another user made and filled (here
+ * with a perfectly valid entry, which proves nothing about who wrote it)
+ * is not used; nor is a subfolder or an entry another user owns, in a
+ * folder of ours. Root alone can hand files to another uid. */
+START_TEST(test_foreign_owner_refused) {
+  if (geteuid() != 0) {
+    printf("test_foreign_owner_refused: skipped: needs root to chown\n");
+    return;
+  }
+  const uid_t other = 65534; /* nobody */
+  make_test_dir();
+  const char *text = test_specs[0];
+  const char *dir = test_dir; /* request_in_fresh_context's folder */
+  blob ref = reference_cubin(text);
+  wg_cache_stats st;
+  wg_context *ctx = context_on(dir, 0);
+  blob b = cubin_via(ctx, text);
+  wg_free(b.data);
+  wg_context_destroy(ctx);
+  char paths[1][PATH_CAP], sub[PATH_CAP];
+  ck_assert_uint_eq(find_entries(dir, paths, 1), 1);
+  snprintf(sub, sizeof sub, "%s", paths[0]);
+  *strrchr(sub, '/') = '\0';
+
+  /* The whole folder theirs, not writable by us by its mode. */
+  chown_path(dir, other);
+  chown_path(sub, other);
+  chown_path(paths[0], other);
+  ck_assert_int_eq(chmod(dir, 0755), 0);
+  assert_unusable(dir, "owned by another user");
+  ctx = context_on(dir, 0);
+  st = stats_of(ctx);
+  ck_assert_int_eq(st.enabled, 0);
+  ck_assert_ptr_nonnull(strstr(st.last_error, "uid 65534"));
+  wg_context_destroy(ctx);
+
+  /* The folder ours again, the subfolder still theirs: a miss, not
+   * served, and nothing stored into their subfolder. */
+  chown_path(dir, 0);
+  ck_assert_int_eq(chmod(dir, 0700), 0);
+  st = request_in_fresh_context(text, ref);
+  ck_assert_uint_eq(st.disk_hits, 0);
+  ck_assert_uint_eq(st.compiles, 1);
+  ck_assert_ptr_nonnull(strstr(st.last_error, "owned by another user"));
+  struct stat sb;
+  ck_assert_int_eq(stat(paths[0], &sb), 0);
+  ck_assert_uint_eq(sb.st_uid, other);
+
+  /* The subfolder ours, the entry theirs: a miss; the store replaces it
+   * with our own, which the next request is served. */
+  chown_path(sub, 0);
+  st = request_in_fresh_context(text, ref);
+  ck_assert_uint_eq(st.disk_hits, 0);
+  ck_assert_uint_eq(st.compiles, 1);
+  ck_assert_ptr_nonnull(strstr(st.last_error, "cache entry"));
+  ck_assert_ptr_nonnull(strstr(st.last_error, "owned by another user"));
+  ck_assert_int_eq(stat(paths[0], &sb), 0);
+  ck_assert_uint_eq(sb.st_uid, 0);
+  st = request_in_fresh_context(text, ref);
+  ck_assert_uint_eq(st.disk_hits, 1);
+  ck_assert_str_eq(st.last_error, "");
+  wg_free(ref.data);
   remove_test_dir();
 }
 END_TEST
@@ -1090,6 +1184,49 @@ START_TEST(test_folder_made_lazily) {
 }
 END_TEST
 
+/* The size estimate is a file anybody in the folder could have written:
+ * out-of-range or malformed numbers are no estimate (a scan replaces them),
+ * never arithmetic that overflows. */
+START_TEST(test_bad_estimate_is_rescanned) {
+  char now_text[32];
+  snprintf(now_text, sizeof now_text, "%lld", (long long)time(NULL));
+  char huge_now[64], future[64];
+  snprintf(huge_now, sizeof huge_now, "18446744073709551615 %s\n", now_text);
+  snprintf(future, sizeof future, "0 %lld\n", (long long)time(NULL) + 100000);
+  const char *bad[] = {
+      "0 -9223372036854775808\n", huge_now, future,
+      "99999999999999999999 1\n", "5 12abc\n", "-5 1\n", " 5 1\n", "",
+      "5 9223372036854775807\n", "5 18446744073709551615\n",
+  };
+  char ptx[] = "// ptx";
+  unsigned char cubin[1000];
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    make_test_dir();
+    wg_context *ctx = context_on(test_dir, 1 << 20);
+    /* One entry first, so that the folder exists and holds something. */
+    memset(cubin, 1, sizeof cubin);
+    wg_cache_key key = wg_cache_key_make("one", "-opt", 90, 13, 0);
+    wg_binary bin = {ptx, strlen(ptx), cubin, sizeof cubin};
+    wg_cache_store(ctx, &key, &bin);
+    write_file(in_dir(0, ".pruned"), bad[i], strlen(bad[i]));
+    key = wg_cache_key_make("two", "-opt", 90, 13, 0);
+    wg_cache_store(ctx, &key, &bin);
+    /* The store did not trust the file: it scanned and wrote the truth. */
+    size_t len;
+    char *text = (char *)read_file(in_dir(0, ".pruned"), &len);
+    ck_assert_ptr_nonnull(text);
+    unsigned long long bytes = strtoull(text, NULL, 10);
+    ck_assert_msg(bytes == folder_bytes(test_dir), "'%s': estimate %llu, "
+                  "folder %llu", bad[i], bytes,
+                  (unsigned long long)folder_bytes(test_dir));
+    free(text);
+    ck_assert_str_eq(stats_of(ctx).last_error, "");
+    wg_context_destroy(ctx);
+    remove_test_dir();
+  }
+}
+END_TEST
+
 /* ========================================================================== */
 
 static Suite *cache_suite(void) {
@@ -1124,6 +1261,7 @@ static Suite *cache_suite(void) {
   tcase_add_test(tc, test_parent_cannot_be_created);
   tcase_add_test(tc, test_folder_not_writable);
   tcase_add_test(tc, test_world_writable_folder_refused);
+  tcase_add_test(tc, test_foreign_owner_refused);
   tcase_add_test(tc, test_file_size_limit);
   suite_add_tcase(s, tc);
 
@@ -1133,6 +1271,7 @@ static Suite *cache_suite(void) {
   tcase_add_test(tc, test_prune_is_lru);
   tcase_add_test(tc, test_prune_sweeps_stale_temporaries);
   tcase_add_test(tc, test_clear_keeps_foreign_files);
+  tcase_add_test(tc, test_bad_estimate_is_rescanned);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -109,5 +109,112 @@ has "$tmp/out" "==== CUDA source ====" "show prints the source"
 has "$tmp/out" "==== PTX ====" "show prints the PTX"
 has "$tmp/out" "reduce f32 sum width=32 variant=auto" "show names the default spec"
 
+# --- holes found by fuzzing (issue 10) ---------------------------------------
+
+# Output that never reached its file is a failure, with a message.
+for args in "source|reduce f32 sum" "ptx|reduce f32 sum arch=sm_90" "list|" "info|" \
+            "show|" "cache|path" "--help|"; do
+  cmd=${args%%|*} rest=${args#*|}
+  if [ -n "$rest" ]; then "$wg" $cmd "$rest" >/dev/full 2>"$tmp/err"; else "$wg" $cmd >/dev/full 2>"$tmp/err"; fi
+  code=$?
+  if [ $code -eq 1 ]; then ok; else bad "$cmd > /dev/full: exit $code, wanted 1"; fi
+  has "$tmp/err" "writing standard output failed" "$cmd > /dev/full says why"
+done
+
+# Every number is parsed strictly: the whole text, no sign, no overflow.
+expect 2 "list --arch sm_abc" -- "$wg" list --arch sm_abc
+has "$tmp/err" "'abc' is not a number" "list --arch names the bad value"
+expect 2 "list --arch sm_90x" -- "$wg" list --arch sm_90x
+expect 2 "list --arch sm_" -- "$wg" list --arch sm_
+expect 0 "list --arch 90" -- "$wg" list --arch 90 reduce i32 sum width=32 variant=redux
+has "$tmp/out" "arch=sm_90" "list --arch without sm_ still works"
+for n in " -1" "-1" "+5" "1 " "" "18446744073709551616" "2^64" "2^63+9223372036854775808" \
+         "3^4" "2^" "2^3+" "010" "0x" "1e6" "0x1g"; do
+  expect 2 "run --n '$n'" -- "$wg" run --n "$n" "reduce f32 sum"
+  has "$tmp/err" "is not a number from 0 to 18446744073709551615" "run --n '$n' explained"
+done
+for opt in "--reps|0" "--reps|100001" "--block|1025" "--grid|0x80000000" "--seed|-1" \
+           "--block|-0"; do
+  expect 2 "run ${opt%%|*} ${opt#*|}" -- "$wg" run "${opt%%|*}" "${opt#*|}" "reduce f32 sum"
+done
+expect 2 "run --n without a value" -- "$wg" run "reduce f32 sum" --n
+# Good forms reach the GPU: exit 0 there, 4 here.
+for n in 0 1 2^24+3 0x10 2^0 18446744073709551615; do
+  "$wg" run --n "$n" --seed 7 "reduce f32 sum" >"$tmp/out" 2>"$tmp/err"
+  code=$?
+  if [ $code -eq 0 ] || [ $code -eq 4 ] || { [ $code -eq 1 ] && [ "$n" = 18446744073709551615 ]; }; then ok
+  else bad "run --n $n: exit $code: $(head -c 300 "$tmp/err")"; fi
+done
+
+# --specs reads bounded lines from regular files and pipes only.
+expect 2 "run --specs /dev/zero" -- timeout 20 "$wg" run --specs /dev/zero
+has "$tmp/err" "not a regular file, a pipe or a terminal" "/dev/zero refused"
+head -c 100000 /dev/zero | timeout 20 "$wg" run --specs - >"$tmp/out" 2>"$tmp/err"
+code=$?
+if [ $code -eq 2 ]; then ok; else bad "NUL bytes on a pipe: exit $code"; fi
+has "$tmp/err" "line 1: a NUL byte" "NUL byte named"
+head -c 5000 /dev/zero | tr '\0' 'x' | timeout 20 "$wg" run --specs - >"$tmp/out" 2>"$tmp/err"
+code=$?
+if [ $code -eq 2 ]; then ok; else bad "a long line: exit $code"; fi
+has "$tmp/err" "line 1: longer than 1023 bytes" "long line named"
+yes '#' | head -c 5000000 | timeout 20 "$wg" run --specs - >"$tmp/out" 2>"$tmp/err"
+code=$?
+if [ $code -eq 2 ]; then ok; else bad "a 5 MB file: exit $code"; fi
+has "$tmp/err" "longer than 4 MiB" "file cap named"
+printf '# comment\n\nreduce f32 plus\n' >"$tmp/specs"
+expect 2 "run --specs with a bad spec" -- "$wg" run --specs "$tmp/specs"
+has "$tmp/err" "operator: unknown 'plus'" "bad spec in a file explained"
+expect 2 "run --specs missing file" -- "$wg" run --specs "$tmp/nonexistent"
+
+# Past a file-size limit the PTX is still printed and the cache store
+# fails cleanly (the tool ignores SIGXFSZ).
+mkdir -p "$tmp/fsz"
+WARPGEN_CACHE_DIR="$tmp/fsz/cache" bash -c 'ulimit -f 1; exec "$0" ptx "reduce f64 max width=8 arch=sm_90"' "$wg" \
+  2>"$tmp/err" | cat >"$tmp/out"
+code=${PIPESTATUS[0]}
+if [ "$code" -eq 0 ]; then ok; else bad "ptx under ulimit -f 1: exit $code: $(head -c 300 "$tmp/err")"; fi
+has "$tmp/out" ".entry" "ptx under ulimit -f 1 printed the PTX"
+if [ -z "$(find "$tmp/fsz" -name '*.wgc' 2>/dev/null)" ]; then ok; else bad "an entry was stored past the limit"; fi
+
+# No byte of user input reaches the terminal raw.
+esc=$'\e'
+no_raw_escape() { # FILE DESCRIPTION
+  if grep -q "$esc" "$1"; then bad "$2: raw ESC in $(basename "$1")"; else ok; fi
+  has "$1" '\\x1b' "$2: ESC shown as \\x1b"
+}
+expect 2 "ESC in a spec" -- "$wg" source "reduce f32 sum ${esc}[31mred"
+no_raw_escape "$tmp/err" "spec with ESC"
+expect 2 "ESC in an operator" -- "$wg" ptx "reduce f32 s${esc}[2Jum"
+no_raw_escape "$tmp/err" "operator with ESC"
+expect 2 "ESC as a command" -- "$wg" "${esc}[2Jfoo"
+no_raw_escape "$tmp/err" "command with ESC"
+expect 2 "ESC as an option" -- "$wg" ptx "--${esc}x" "reduce f32 sum"
+no_raw_escape "$tmp/err" "option with ESC"
+expect 2 "ESC in a number" -- "$wg" run --n "1${esc}" "reduce f32 sum"
+no_raw_escape "$tmp/err" "number with ESC"
+expect 2 "ESC in --arch" -- "$wg" list --arch "sm_${esc}"
+no_raw_escape "$tmp/err" "--arch with ESC"
+expect 2 "ESC in a cache action" -- "$wg" cache "${esc}[2J"
+no_raw_escape "$tmp/err" "cache action with ESC"
+printf 'reduce f32 sum \033[31m\n' >"$tmp/specs"
+expect 2 "ESC in a specs file" -- "$wg" run --specs "$tmp/specs"
+no_raw_escape "$tmp/err" "specs file with ESC"
+
+# A cache folder somebody else owns is not used; stats say why. Only root
+# can hand a folder to another user.
+if [ "$(id -u)" -eq 0 ]; then
+  mkdir -p "$tmp/theirs"
+  WARPGEN_CACHE_DIR="$tmp/theirs" "$wg" ptx "reduce f32 sum arch=sm_90" >/dev/null 2>&1
+  chown -R 65534 "$tmp/theirs" && chmod 755 "$tmp/theirs"
+  WARPGEN_CACHE_DIR="$tmp/theirs" expect 0 "cache stats on a foreign folder" -- "$wg" cache stats
+  has "$tmp/out" "enabled:     no" "foreign folder disabled"
+  has "$tmp/out" "owned by another user" "foreign folder: reason shown"
+  chown -R 0 "$tmp/theirs" && chmod 775 "$tmp/theirs"
+  WARPGEN_CACHE_DIR="$tmp/theirs" expect 0 "cache stats on a group-writable folder" -- "$wg" cache stats
+  has "$tmp/out" "writable by its group" "group-writable folder: reason shown"
+else
+  echo "cli: foreign-owner case skipped (needs root)"
+fi
+
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

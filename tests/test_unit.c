@@ -7,9 +7,12 @@
 #include "internal.h"
 
 #include <check.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static wg_context *ctx;
 
@@ -401,6 +404,231 @@ START_TEST(context_options) {
 }
 END_TEST
 
+
+/* --- holes found by fuzzing (issue 10) ------------------------------------ */
+
+/* snprintf's rule: a NULL buffer only with size 0, which measures. */
+START_TEST(format_null_buffer) {
+  wg_spec s = WG_SPEC_INIT;
+  ck_assert_int_eq(wg_spec_format(NULL, 10, &s), WG_EINVAL);
+  ck_assert_int_eq(wg_kernel_name(NULL, 10, &s), WG_EINVAL);
+  int n = wg_spec_format(NULL, 0, &s);
+  ck_assert_int_eq(n, (int)strlen("reduce f32 sum width=32 variant=auto"));
+  n = wg_kernel_name(NULL, 0, &s);
+  ck_assert_int_eq(n, (int)strlen("wg_reduce_f32_sum_w32_down_vec"));
+  ck_assert_int_eq(wg_spec_format(NULL, 0, NULL), WG_EINVAL);
+  ck_assert_int_eq(wg_kernel_name(NULL, 0, NULL), WG_EINVAL);
+}
+END_TEST
+
+/* A spec with every field in range but invalid as a whole has no text form
+ * and no kernel name: WG_ESPEC, and the buffer is left alone. */
+START_TEST(format_rejects_invalid_specs) {
+  wg_spec bad[6];
+  for (int i = 0; i < 6; i++) wg_spec_init(&bad[i]);
+  bad[0].width = 0;
+  bad[1].arch = -5;
+  bad[2].primitive = WG_REDUCE_ROWS;
+  bad[2].cols = -1;
+  bad[3].lane = 3; /* reduce takes no lane */
+  bad[4].primitive = WG_REDUCE_ARRAY;
+  bad[4].width = 16; /* array reductions choose their own lanes */
+  bad[5].op = WG_OP_NONE;
+  for (int i = 0; i < 6; i++) {
+    char buf[256] = "untouched";
+    ck_assert_msg(wg_spec_format(buf, sizeof buf, &bad[i]) == WG_ESPEC, "format %d", i);
+    ck_assert_str_eq(buf, "untouched");
+    ck_assert_msg(wg_kernel_name(buf, sizeof buf, &bad[i]) == WG_ESPEC, "name %d", i);
+    ck_assert_str_eq(buf, "untouched");
+    ck_assert_int_eq(wg_spec_resolve_variant(&bad[i]), WG_VARIANT_AUTO);
+  }
+  /* Out-of-range enums too. */
+  wg_spec s = WG_SPEC_INIT;
+  s.op = (wg_operator)99;
+  ck_assert_int_eq(wg_spec_format(NULL, 0, &s), WG_ESPEC);
+}
+END_TEST
+
+/* Array and row reductions accept only auto; they resolve to the shuffle
+ * their kernels use, and formatting keeps them parseable. */
+START_TEST(resolve_array_and_rows) {
+  const char *texts[] = {"reduce-array f32 sum", "reduce-rows i64 max cols=100",
+                         "reduce-rows u32 xor"};
+  for (size_t i = 0; i < WG_COUNT_OF(texts); i++) {
+    wg_spec s;
+    ck_assert_int_eq(wg_spec_parse(ctx, &s, texts[i]), WG_OK);
+    ck_assert_int_eq(wg_spec_resolve_variant(&s), WG_VARIANT_DOWN);
+  }
+  ck_assert_int_eq(wg_spec_resolve_variant(NULL), WG_VARIANT_AUTO);
+}
+END_TEST
+
+START_TEST(output_shape_validates) {
+  wg_spec s = WG_SPEC_INIT;
+  uint64_t count = 7;
+  size_t size = 7;
+  ck_assert_int_eq(wg_output_shape(&count, &size, &s, 65), WG_OK);
+  ck_assert_uint_eq(count, 3);
+  ck_assert_uint_eq(size, 4);
+  s.op = (wg_operator)99;
+  ck_assert_int_eq(wg_output_shape(&count, &size, &s, 65), WG_ESPEC);
+  wg_spec_init(&s);
+  s.op = WG_OP_XOR; /* bitwise on f32 */
+  ck_assert_int_eq(wg_output_shape(&count, &size, &s, 65), WG_ESPEC);
+  wg_spec_init(&s);
+  s.version = 1; /* the struct before `layout` */
+  ck_assert_int_eq(wg_output_shape(&count, &size, &s, 65), WG_ESPEC);
+  wg_spec_init(&s);
+  s.arch = -5;
+  ck_assert_int_eq(wg_output_shape(&count, &size, &s, 65), WG_ESPEC);
+  wg_spec_init(&s);
+  s.primitive = WG_BALLOT;
+  s.op = WG_OP_NONE;
+  s.width = 8;
+  ck_assert_int_eq(wg_output_shape(&count, &size, &s, 17), WG_OK);
+  ck_assert_uint_eq(count, 3);
+  ck_assert_uint_eq(size, 4);
+  wg_spec_init(&s);
+  s.primitive = WG_REDUCE_ARRAY;
+  ck_assert_int_eq(wg_output_shape(&count, &size, &s, 65), WG_EINVAL);
+  ck_assert_int_eq(wg_output_shape(NULL, &size, &s, 65), WG_EINVAL);
+}
+END_TEST
+
+/* No byte of user input reaches a message raw: control bytes (a terminal
+ * escape here) come back as \xNN. */
+START_TEST(messages_escape_input) {
+  wg_spec s;
+  const char *texts[] = {"reduce f32 sum \x1b[31mred", "reduce\x1b[2J f32 sum",
+                         "reduce f32 sum width=\x07", "reduce f32 \xff"};
+  for (size_t i = 0; i < WG_COUNT_OF(texts); i++) {
+    ck_assert_int_eq(wg_spec_parse(ctx, &s, texts[i]), WG_ESPEC);
+    const char *msg = wg_errmsg(ctx);
+    for (const char *p = msg; *p; p++)
+      ck_assert_msg((unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f,
+                    "raw byte 0x%02x in message %zu", (unsigned char)*p, i);
+    ck_assert_ptr_nonnull(strstr(msg, "\\x"));
+  }
+  ck_assert_ptr_nonnull(strstr(wg_errmsg(ctx), "byte 0xff at offset 11"));
+  /* Tabs and newlines still separate words. */
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce\tf32\nsum"), WG_OK);
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce\tf32\nsum\textra"), WG_ESPEC);
+  ck_assert_ptr_nonnull(strstr(wg_errmsg(ctx), "reduce\\x09f32\\x0asum"));
+
+  char buf[16];
+  ck_assert_str_eq(wg_escape(buf, sizeof buf, "a\x1b" "b", 3, false), "a\\x1bb");
+  ck_assert_str_eq(wg_escape(buf, sizeof buf, "a\nb\tc", 5, true), "a\nb\tc");
+  ck_assert_str_eq(wg_escape(buf, sizeof buf, "a\nb", 3, false), "a\\x0ab");
+  /* Cut with "..." and never inside an escape. */
+  ck_assert_str_eq(wg_escape(buf, sizeof buf, "0123456789abcdefgh", 18, false),
+                   "0123456789ab...");
+  ck_assert_str_eq(wg_escape(buf, sizeof buf, "0123456789\x01\x02", 12, false),
+                   "0123456789...");
+  ck_assert_str_eq(wg_escape(buf, sizeof buf, "ab\0c", 4, false), "ab\\x00c");
+}
+END_TEST
+
+START_TEST(scan_numbers) {
+  const char *p;
+  uint64_t v;
+  p = "18446744073709551615x";
+  ck_assert(wg_scan_u64(&p, 10, &v) && v == UINT64_MAX && *p == 'x');
+  p = "18446744073709551616";
+  ck_assert(!wg_scan_u64(&p, 10, &v));
+  ck_assert_str_eq(p, "18446744073709551616");
+  p = "ffffFFFFffffffff";
+  ck_assert(wg_scan_u64(&p, 16, &v) && v == UINT64_MAX && !*p);
+  p = "10000000000000000";
+  ck_assert(!wg_scan_u64(&p, 16, &v));
+  p = " 1";
+  ck_assert(!wg_scan_u64(&p, 10, &v));
+  p = "-1";
+  ck_assert(!wg_scan_u64(&p, 10, &v));
+  p = "";
+  ck_assert(!wg_scan_u64(&p, 10, &v));
+}
+END_TEST
+
+/* A template folder of the built-in templates, for damaging one. */
+static char *template_copy(void) {
+  static char dir[64];
+  snprintf(dir, sizeof dir, "/tmp/wg-templates-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  const char *src = getenv("WARPGEN_SOURCE_ROOT");
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "cp %s/templates/* %s/", src ? src : "..", dir);
+  ck_assert_int_eq(system(cmd), 0);
+  return dir;
+}
+
+static void template_copy_remove(const char *dir) {
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+/* wg_source over a template folder: WG_ETEMPLATE whose message has all of
+ * `needles`. An alarm turns a hang into a failure. */
+static void expect_template_error(const char *dir, const char *needle1,
+                                  const char *needle2) {
+  wg_options o = WG_OPTIONS_INIT;
+  o.template_dir = dir;
+  o.disk_cache = -1;
+  wg_context *c2;
+  ck_assert_int_eq(wg_context_create(&c2, &o), WG_OK);
+  wg_spec s = WG_SPEC_INIT;
+  char *out = NULL;
+  alarm(20);
+  int rc = wg_source(c2, &out, &s);
+  alarm(0);
+  ck_assert_msg(rc == WG_ETEMPLATE, "rc %d: %s", rc, wg_errmsg(c2));
+  ck_assert_ptr_null(out);
+  ck_assert_msg(strstr(wg_errmsg(c2), needle1), "'%s' lacks '%s'", wg_errmsg(c2), needle1);
+  ck_assert_msg(strstr(wg_errmsg(c2), needle2), "'%s' lacks '%s'", wg_errmsg(c2), needle2);
+  wg_context_destroy(c2);
+}
+
+/* Only regular files are templates: /dev/zero behind a link would be read
+ * forever and a FIFO would block forever. */
+START_TEST(template_not_a_regular_file) {
+  char *dir = template_copy();
+  char path[256];
+  snprintf(path, sizeof path, "%s/prelude.cuh", dir);
+  ck_assert_int_eq(unlink(path), 0);
+  ck_assert_int_eq(symlink("/dev/zero", path), 0);
+  expect_template_error(dir, "prelude.cuh", "not a regular file");
+  ck_assert_int_eq(unlink(path), 0);
+  ck_assert_int_eq(mkfifo(path, 0600), 0);
+  expect_template_error(dir, "prelude.cuh", "not a regular file");
+  ck_assert_int_eq(unlink(path), 0);
+  ck_assert_int_eq(mkdir(path, 0700), 0);
+  expect_template_error(dir, "prelude.cuh", "not a regular file");
+  ck_assert_int_eq(rmdir(path), 0);
+  /* Over the size cap: a sparse file costs no disk. */
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(ftruncate(fd, (off_t)1 << 30), 0);
+  close(fd);
+  expect_template_error(dir, "prelude.cuh", "larger than");
+  template_copy_remove(dir);
+}
+END_TEST
+
+/* A NUL byte would cut the template short: an error naming file and
+ * offset, never a shorter kernel. */
+START_TEST(template_nul_byte) {
+  char *dir = template_copy();
+  char path[256];
+  snprintf(path, sizeof path, "%s/warp_vec_kernel.cu", dir); /* the default spec's */
+  FILE *f = fopen(path, "wb");
+  ck_assert_ptr_nonnull(f);
+  fwrite("// head\n\0tail ${body}\n", 1, 22, f);
+  fclose(f);
+  expect_template_error(dir, "warp_vec_kernel.cu", "NUL byte at offset 8");
+  template_copy_remove(dir);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("unit");
   TCase *spec = tcase_create("spec");
@@ -414,6 +642,12 @@ int main(void) {
   tcase_add_test(spec, auto_choices);
   tcase_add_test(spec, names);
   tcase_add_test(spec, context_options);
+  tcase_add_test(spec, format_null_buffer);
+  tcase_add_test(spec, format_rejects_invalid_specs);
+  tcase_add_test(spec, resolve_array_and_rows);
+  tcase_add_test(spec, output_shape_validates);
+  tcase_add_test(spec, messages_escape_input);
+  tcase_add_test(spec, scan_numbers);
   suite_add_tcase(s, spec);
   TCase *tmpl = tcase_create("templates");
   tcase_add_checked_fixture(tmpl, setup, teardown);
@@ -421,6 +655,8 @@ int main(void) {
   tcase_add_test(tmpl, template_dir_override);
   tcase_add_test(tmpl, source_properties);
   tcase_add_test(tmpl, auto_shares_source);
+  tcase_add_test(tmpl, template_not_a_regular_file);
+  tcase_add_test(tmpl, template_nul_byte);
   tcase_set_timeout(tmpl, 300);
   suite_add_tcase(s, tmpl);
   SRunner *r = srunner_create(s);

@@ -22,7 +22,12 @@ def main():
              '#include "internal.h"', ""]
     for i, path in enumerate(inputs):
         with open(path, encoding="utf-8") as f:
-            parts.append("static const char template_%d[] = %s;" % (i, c_bytes(f.read())))
+            text = f.read()
+        # A NUL would end the C string early: the library would see a shorter
+        # template and say nothing.
+        if "\0" in text:
+            sys.exit("%s: a NUL byte at offset %d" % (path, text.index("\0")))
+        parts.append("static const char template_%d[] = %s;" % (i, c_bytes(text)))
     parts.append("const wg_embedded_template wg_embedded_templates[] = {")
     for i, path in enumerate(inputs):
         parts.append('  {"%s", template_%d},' % (os.path.basename(path), i))

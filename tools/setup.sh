@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # setup.sh - installs what warpgen needs on a Debian or Ubuntu machine with
-# the CUDA toolkit (Meson, Ninja, Check, xxHash, and a disassembler for
-# `warpgen sass`), then configures and builds warpgen in build/.
+# the CUDA toolkit (Meson, Ninja, Check, xxHash, clang with libFuzzer, and a
+# disassembler for `warpgen sass`), then configures and builds warpgen in build/.
 # Safe to run again: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +20,10 @@ command -v cc >/dev/null || missing+=(gcc)
 pkg-config --exists check 2>/dev/null || missing+=(check)
 pkg-config --exists libsubunit 2>/dev/null || missing+=(libsubunit-dev)
 [ -e /usr/include/xxhash.h ] || missing+=(libxxhash-dev)
+# clang and libFuzzer build the expression fuzzer (tests/fuzz/run.sh).
+command -v clang >/dev/null || missing+=(clang)
+ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
+  missing+=(libclang-rt-14-dev)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo=sudo

@@ -7,6 +7,9 @@
 
 #include "warpgen.h"
 
+#include <stddef.h>
+#include <stdint.h>
+
 enum {
   WG_EXIT_OK = 0,
   WG_EXIT_FAIL = 1,   /* the library failed, or a result was wrong */
@@ -22,6 +25,22 @@ int wg_cli_fail(wg_context *ctx, int status, const char *what);
 int wg_cli_context(wg_context **ctx);
 /* Parses argv[i] as a spec, printing the reason on failure. */
 int wg_cli_spec(wg_context *ctx, wg_spec *spec, const char *text);
+
+/* User text for a message, in buf: every byte that is not printable ASCII
+ * as \xNN, so that no argument reaches the terminal raw; cut with "..." to
+ * fit. Returns buf. */
+#define WG_CLI_QUOTE_MAX 256
+const char *wg_cli_quote(char *buf, size_t size, const char *text);
+
+/* The one parser of numbers on the command line: the whole of text must
+ * be N (decimal), 0xN (hex) or 2^K with an optional +C (boundary sizes such
+ * as 2^31+33), with no sign, space or overflow, and lie in [lo, hi].
+ * Returns 0 with *out set, or WG_EXIT_USAGE after printing
+ * "warpgen CMD: OPTION: 'TEXT' is not a number from LO to HI". */
+int wg_cli_number(const char *cmd, const char *option, const char *text,
+                  uint64_t lo, uint64_t hi, uint64_t *out);
+/* An architecture: "sm_NN" or "NN", through wg_cli_number. */
+int wg_cli_arch(const char *cmd, const char *option, const char *text, int *arch);
 
 int wg_cli_run(int argc, char **argv);   /* cmd_run.c */
 int wg_cli_bench(int argc, char **argv); /* cmd_run.c */

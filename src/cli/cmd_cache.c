@@ -72,14 +72,17 @@ static int parse_args(cache_args *a, int argc, char **argv, bool *done) {
         a->dir = val;
       } else if (!wg_cache_parse_size(val, &a->max_bytes) ||
                  a->max_bytes == 0) {
+        char quoted[WG_CLI_QUOTE_MAX];
         fprintf(stderr, "warpgen cache: --max %s: not a size (e.g. 64M)\n",
-                val);
+                wg_cli_quote(quoted, sizeof quoted, val));
         return WG_EXIT_USAGE;
       } else {
         a->has_max = true;
       }
     } else if (arg[0] == '-' || a->action) {
-      fprintf(stderr, "warpgen cache: unexpected '%s'\n%s", arg, cache_usage);
+      char quoted[WG_CLI_QUOTE_MAX];
+      fprintf(stderr, "warpgen cache: unexpected '%s'\n%s",
+              wg_cli_quote(quoted, sizeof quoted, arg), cache_usage);
       return WG_EXIT_USAGE;
     } else {
       a->action = arg;
@@ -98,8 +101,7 @@ static int parse_args(cache_args *a, int argc, char **argv, bool *done) {
 
 static int cache_stats_read(wg_context *ctx, wg_cache_stats *st) {
   int rc = wg_cache_stats_get(ctx, st);
-  if (rc != WG_OK)
-    fprintf(stderr, "warpgen cache: %s\n", wg_errmsg(ctx));
+  if (rc != WG_OK) wg_cli_fail(ctx, rc, "cache");
   return rc;
 }
 
@@ -108,14 +110,16 @@ static int print_stats(wg_context *ctx) {
   char h[32];
   if (cache_stats_read(ctx, &st) != WG_OK) return WG_EXIT_FAIL;
   const char *dir = wg_cache_dir(ctx);
-  printf("folder:      %s\n", dir ? dir : "(none)");
+  char quoted[sizeof st.last_error * 4];
+  printf("folder:      %s\n", dir ? wg_cli_quote(quoted, sizeof quoted, dir) : "(none)");
   printf("enabled:     %s\n", st.enabled ? "yes" : "no");
   printf("entries:     %" PRIu64 "\n", st.entries);
   printf("bytes:       %" PRIu64 " (%s)\n", st.bytes,
          human_bytes(h, sizeof h, st.bytes));
   printf("cap:         %" PRIu64 " (%s)\n", st.max_bytes,
          human_bytes(h, sizeof h, st.max_bytes));
-  printf("last error:  %s\n", st.last_error[0] ? st.last_error : "none");
+  printf("last error:  %s\n", st.last_error[0]
+             ? wg_cli_quote(quoted, sizeof quoted, st.last_error) : "none");
   return WG_EXIT_OK;
 }
 
@@ -126,7 +130,7 @@ static int run_clear_or_prune(wg_context *ctx, const cache_args *a) {
   bool prune = strcmp(a->action, "prune") == 0;
   int rc = prune ? wg_cache_prune(ctx, a->max_bytes) : wg_cache_clear(ctx);
   if (rc != WG_OK) {
-    fprintf(stderr, "warpgen cache: %s\n", wg_errmsg(ctx));
+    wg_cli_fail(ctx, rc, "cache");
     return WG_EXIT_FAIL;
   }
   if (cache_stats_read(ctx, &after) != WG_OK) return WG_EXIT_FAIL;
@@ -148,8 +152,9 @@ int wg_cli_cache(int argc, char **argv) {
                strcmp(a.action, "clear") == 0 ||
                strcmp(a.action, "prune") == 0;
   if (!known) {
-    fprintf(stderr, "warpgen cache: unknown action '%s'\n%s", a.action,
-            cache_usage);
+    char quoted[WG_CLI_QUOTE_MAX];
+    fprintf(stderr, "warpgen cache: unknown action '%s'\n%s",
+            wg_cli_quote(quoted, sizeof quoted, a.action), cache_usage);
     return WG_EXIT_USAGE;
   }
   wg_options opt = WG_OPTIONS_INIT;
@@ -166,8 +171,10 @@ int wg_cli_cache(int argc, char **argv) {
   } else if (!wg_cache_dir(ctx)) {
     wg_cache_stats st;
     wg_cache_stats_get(ctx, &st);
+    char quoted[sizeof st.last_error * 4];
     fprintf(stderr, "warpgen cache: the disk cache is disabled%s%s\n",
-            st.last_error[0] ? ": " : " (WARPGEN_CACHE=off)", st.last_error);
+            st.last_error[0] ? ": " : " (WARPGEN_CACHE=off)",
+            wg_cli_quote(quoted, sizeof quoted, st.last_error));
     rc = WG_EXIT_FAIL;
   } else if (strcmp(a.action, "path") == 0) {
     printf("%s\n", wg_cache_dir(ctx));

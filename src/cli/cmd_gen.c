@@ -41,7 +41,9 @@ static int spec_words(int argc, char **argv, char *spec, size_t size,
       continue;
     }
     if (argv[i][0] == '-') {
-      fprintf(stderr, "warpgen %s: unknown option '%s'\n%s", argv[0], argv[i], help);
+      char quoted[WG_CLI_QUOTE_MAX];
+      fprintf(stderr, "warpgen %s: unknown option '%s'\n%s", argv[0],
+              wg_cli_quote(quoted, sizeof quoted, argv[i]), help);
       return WG_EXIT_USAGE;
     }
     int n = snprintf(spec + used, size - used, "%s%s", used ? " " : "", argv[i]);
@@ -113,14 +115,18 @@ int wg_cli_ptx(int argc, char **argv) {
 }
 
 static int write_file(const char *path, const void *data, size_t len) {
+  char quoted[WG_CLI_QUOTE_MAX];
   FILE *f = fopen(path, "wb");
   if (!f) {
-    fprintf(stderr, "warpgen: cannot write '%s': %s\n", path, strerror(errno));
+    fprintf(stderr, "warpgen: cannot write '%s': %s\n",
+            wg_cli_quote(quoted, sizeof quoted, path), strerror(errno));
     return WG_EXIT_FAIL;
   }
   bool ok = fwrite(data, 1, len, f) == len;
   ok &= fclose(f) == 0;
-  if (!ok) fprintf(stderr, "warpgen: writing '%s' failed\n", path);
+  if (!ok)
+    fprintf(stderr, "warpgen: writing '%s' failed\n",
+            wg_cli_quote(quoted, sizeof quoted, path));
   return ok ? WG_EXIT_OK : WG_EXIT_FAIL;
 }
 
@@ -317,10 +323,11 @@ int wg_cli_list(int argc, char **argv) {
       fputs(help, stdout);
       return WG_EXIT_OK;
     } else if (!strcmp(argv[i], "--arch") && i + 1 < argc) {
-      const char *a = argv[++i];
-      arch = atoi(strncmp(a, "sm_", 3) ? a : a + 3);
+      if (wg_cli_arch("list", "--arch", argv[++i], &arch)) return WG_EXIT_USAGE;
     } else if (argv[i][0] == '-' || nfilters == 64) {
-      fprintf(stderr, "warpgen list: unexpected '%s'\n%s", argv[i], help);
+      char quoted[WG_CLI_QUOTE_MAX];
+      fprintf(stderr, "warpgen list: unexpected '%s'\n%s",
+              wg_cli_quote(quoted, sizeof quoted, argv[i]), help);
       return WG_EXIT_USAGE;
     } else {
       filters[nfilters++] = argv[i];

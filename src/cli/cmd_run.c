@@ -11,11 +11,15 @@
 #include "driver.h"
 #include "reference.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* --- arguments -------------------------------------------------------------- */
 
@@ -29,28 +33,6 @@ typedef struct run_args {
   wg_launch_config config;
 } run_args;
 
-static bool parse_u64(const char *text, uint64_t *out) {
-  char *end = NULL;
-  if (!text || !*text || *text == '-')
-    return false;
-  unsigned long long v = strtoull(text, &end, 0);
-  /* 2^k written as "2^31" or with a "+c" is handy for boundary sizes. */
-  if (*end == '^') {
-    unsigned long long e = strtoull(end + 1, &end, 10);
-    if (v != 2 || e > 63)
-      return false;
-    v = 1ull << e;
-    if (*end == '+') {
-      unsigned long long add = strtoull(end + 1, &end, 0);
-      v += add;
-    }
-  }
-  if (*end)
-    return false;
-  *out = v;
-  return true;
-}
-
 /* Returns 0, or WG_EXIT_USAGE after printing why. */
 static int parse_args(run_args *a, int argc, char **argv, const char *usage,
                       uint64_t default_n) {
@@ -59,44 +41,38 @@ static int parse_args(run_args *a, int argc, char **argv, const char *usage,
   a->reps = 50;
   a->config = (wg_launch_config)WG_LAUNCH_CONFIG_INIT;
   size_t len = 0;
+  char quoted[WG_CLI_QUOTE_MAX];
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
     const char *value = i + 1 < argc ? argv[i + 1] : NULL;
     uint64_t v = 0;
+    int bad = 0;
     if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
       fputs(usage, stdout);
       return -1;
     } else if (!strcmp(arg, "--n")) {
-      if (!parse_u64(value, &a->n))
-        goto bad_value;
-      i++;
+      bad = wg_cli_number(argv[0], arg, value, 0, UINT64_MAX, &a->n);
     } else if (!strcmp(arg, "--seed")) {
-      if (!parse_u64(value, &a->seed))
-        goto bad_value;
+      bad = wg_cli_number(argv[0], arg, value, 0, UINT64_MAX, &a->seed);
       a->have_seed = true;
-      i++;
     } else if (!strcmp(arg, "--reps")) {
-      if (!parse_u64(value, &v) || v < 1 || v > 100000)
-        goto bad_value;
+      bad = wg_cli_number(argv[0], arg, value, 1, 100000, &v);
       a->reps = (int)v;
-      i++;
     } else if (!strcmp(arg, "--block")) {
-      if (!parse_u64(value, &v) || v > 1024)
-        goto bad_value;
+      bad = wg_cli_number(argv[0], arg, value, 0, 1024, &v);
       a->config.block_size = (unsigned)v;
-      i++;
     } else if (!strcmp(arg, "--grid")) {
-      if (!parse_u64(value, &v) || v > 0x7fffffff)
-        goto bad_value;
+      bad = wg_cli_number(argv[0], arg, value, 0, 0x7fffffff, &v);
       a->config.grid_size = (unsigned)v;
-      i++;
     } else if (!strcmp(arg, "--specs")) {
-      if (!value)
-        goto bad_value;
+      if (!value) {
+        fprintf(stderr, "warpgen %s: --specs needs a file\n%s", argv[0], usage);
+        return WG_EXIT_USAGE;
+      }
       a->spec_file = value;
-      i++;
     } else if (arg[0] == '-' && arg[1] == '-') {
-      fprintf(stderr, "warpgen: unknown option '%s'\n%s", arg, usage);
+      fprintf(stderr, "warpgen: unknown option '%s'\n%s",
+              wg_cli_quote(quoted, sizeof quoted, arg), usage);
       return WG_EXIT_USAGE;
     } else {
       /* A spec may come as one quoted argument or as several words. */
@@ -109,12 +85,11 @@ static int parse_args(run_args *a, int argc, char **argv, const char *usage,
         a->spec_text[len++] = ' ';
       memcpy(a->spec_text + len, arg, add + 1);
       len += add;
+      continue;
     }
-    continue;
-  bad_value:
-    fprintf(stderr, "warpgen: bad or missing value for %s: '%s'\n%s", arg,
-            value ? value : "", usage);
-    return WG_EXIT_USAGE;
+    if (bad)
+      return bad;
+    i++; /* the option's value */
   }
   if (!len && !a->spec_file) {
     fprintf(stderr, "warpgen: no SPEC given\n%s", usage);
@@ -329,17 +304,85 @@ static int run_one(wg_context *ctx, const wg_spec *spec, const run_args *a) {
   return pass ? WG_EXIT_OK : WG_EXIT_FAIL;
 }
 
-/* Runs every spec of a file; the worst exit code wins. */
-static int run_file(wg_context *ctx, const run_args *a) {
-  FILE *f = strcmp(a->spec_file, "-") ? fopen(a->spec_file, "r") : stdin;
+/* A specs file is a few thousand short lines at most; these bounds turn
+ * /dev/zero, a runaway pipe or a binary file into a clear error instead of
+ * a loop that never ends. */
+#define SPECS_LINE_MAX 1023
+#define SPECS_FILE_MAX (4u << 20)
+
+/* Opens the specs file ('-': standard input), which must be a regular file,
+ * a pipe or a terminal; NULL after printing why. */
+static FILE *specs_open(const char *path) {
+  char quoted[WG_CLI_QUOTE_MAX];
+  wg_cli_quote(quoted, sizeof quoted, path);
+  bool is_stdin = !strcmp(path, "-");
+  /* O_NONBLOCK: opening a FIFO nobody writes must not wait forever. */
+  int fd = is_stdin ? dup(0) : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    fprintf(stderr, "warpgen run: cannot read %s: %s\n", quoted, strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    return NULL;
+  }
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !isatty(fd)) {
+    fprintf(stderr, "warpgen run: %s is not a regular file, a pipe or a "
+            "terminal\n", quoted);
+    close(fd);
+    return NULL;
+  }
+  /* Reads wait for a pipe's writer like any reader of standard input. */
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  FILE *f = fdopen(fd, "r");
   if (!f) {
-    fprintf(stderr, "warpgen: cannot read %s\n", a->spec_file);
+    fprintf(stderr, "warpgen run: cannot read %s: %s\n", quoted, strerror(errno));
+    close(fd);
+  }
+  return f;
+}
+
+/* The next line of f into line (without its end of line): 1, or 0 at the
+ * end, or WG_EXIT_USAGE after printing why (a line over SPECS_LINE_MAX, a
+ * NUL byte, a file over SPECS_FILE_MAX, a read error). */
+static int specs_next(FILE *f, const char *path, char line[SPECS_LINE_MAX + 1],
+                      unsigned *lineno, size_t *total) {
+  char quoted[WG_CLI_QUOTE_MAX];
+  size_t len = 0;
+  int c;
+  const char *why = NULL;
+  ++*lineno;
+  while ((c = getc(f)) != EOF && c != '\n') {
+    if (++*total > SPECS_FILE_MAX) why = "the file is longer than 4 MiB";
+    else if (c == '\0') why = "a NUL byte";
+    else if (len == SPECS_LINE_MAX) why = "longer than 1023 bytes";
+    if (why)
+      break;
+    line[len++] = (char)c;
+  }
+  if (!why && ferror(f))
+    why = strerror(errno);
+  if (why) {
+    fprintf(stderr, "warpgen run: %s line %u: %s\n",
+            wg_cli_quote(quoted, sizeof quoted, path), *lineno, why);
     return WG_EXIT_USAGE;
   }
-  char line[1024];
-  int worst = WG_EXIT_OK, count = 0, failed = 0;
-  while (fgets(line, sizeof line, f)) {
-    line[strcspn(line, "\r\n")] = '\0';
+  *total += c == '\n';
+  if (len && line[len - 1] == '\r')
+    len--;
+  line[len] = '\0';
+  return c == EOF && len == 0 ? 0 : 1;
+}
+
+/* Runs every spec of a file; the worst exit code wins. */
+static int run_file(wg_context *ctx, const run_args *a) {
+  FILE *f = specs_open(a->spec_file);
+  if (!f)
+    return WG_EXIT_USAGE;
+  char line[SPECS_LINE_MAX + 1];
+  unsigned lineno = 0;
+  size_t total = 0;
+  int worst = WG_EXIT_OK, count = 0, failed = 0, more;
+  while ((more = specs_next(f, a->spec_file, line, &lineno, &total)) == 1) {
     if (!line[0] || line[0] == '#')
       continue;
     wg_spec spec;
@@ -352,8 +395,9 @@ static int run_file(wg_context *ctx, const run_args *a) {
     if (code == WG_EXIT_NOGPU)
       break;
   }
-  if (f != stdin)
-    fclose(f);
+  fclose(f);
+  if (more > 1 && worst != WG_EXIT_NOGPU)
+    worst = more;
   printf("%d specs, %d passed, %d failed\n", count, count - failed, failed);
   return worst;
 }

@@ -1,10 +1,15 @@
 /*
  * main.c - the `warpgen` command: dispatch to subcommands, help, and the
- * helpers every subcommand shares.
+ * helpers every subcommand shares: failure messages, quoting user text,
+ * strict numbers, and the check that standard output was really written.
  */
 #include "cli.h"
+#include "internal.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int wg_cli_source(int argc, char **argv); /* cmd_gen.c */
@@ -44,9 +49,22 @@ static void usage(FILE *f) {
              "variant=xor arch=sm_90'\n(see README.md, \"Specs\").\n");
 }
 
+const char *wg_cli_quote(char *buf, size_t size, const char *text) {
+  return wg_escape(buf, size, text, text ? strlen(text) : 0, false);
+}
+
 int wg_cli_fail(wg_context *ctx, int status, const char *what) {
   const char *msg = ctx ? wg_errmsg(ctx) : "";
-  fprintf(stderr, "warpgen: %s: %s\n", what, *msg ? msg : wg_strerror(status));
+  if (!*msg) msg = wg_strerror(status);
+  /* The message may quote a path or a whole NVRTC log: lines stay, raw
+   * bytes do not, and nothing is cut (at most 4 bytes out per byte in). */
+  size_t len = strlen(msg), size = 4 * len + 1;
+  char small[1024], name[WG_CLI_QUOTE_MAX];
+  char *safe = size <= sizeof small ? small : malloc(size);
+  if (!safe) safe = small, size = sizeof small;
+  fprintf(stderr, "warpgen: %s: %s\n", wg_cli_quote(name, sizeof name, what),
+          wg_escape(safe, size, msg, len, true));
+  if (safe != small) free(safe);
   switch (status) {
   case WG_ESPEC:
   case WG_EINVAL: return WG_EXIT_USAGE;
@@ -68,7 +86,76 @@ int wg_cli_spec(wg_context *ctx, wg_spec *spec, const char *text) {
   return rc;
 }
 
-int main(int argc, char **argv) {
+/* "0x" hex or decimal digits at *p; a leading 0 before more digits is
+ * refused, as C would read it in octal and people in decimal. */
+static bool scan_number(const char **p, uint64_t *v) {
+  const char *s = *p;
+  if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    s += 2;
+    if (!wg_scan_u64(&s, 16, v)) return false;
+    *p = s;
+    return true;
+  }
+  if (s[0] == '0' && s[1] >= '0' && s[1] <= '9') return false;
+  return wg_scan_u64(p, 10, v);
+}
+
+/* The whole text as a number: N, 0xN, or 2^K with an optional +C. */
+static bool parse_number(const char *text, uint64_t *out) {
+  const char *p = text;
+  uint64_t v, k, c;
+  if (!scan_number(&p, &v)) return false;
+  if (*p == '^') {
+    p++;
+    if (v != 2 || !wg_scan_u64(&p, 10, &k) || k > 63) return false;
+    v = UINT64_C(1) << k;
+    if (*p == '+') {
+      p++;
+      if (!scan_number(&p, &c) || c > UINT64_MAX - v) return false;
+      v += c;
+    }
+  }
+  if (*p) return false;
+  *out = v;
+  return true;
+}
+
+int wg_cli_number(const char *cmd, const char *option, const char *text,
+                  uint64_t lo, uint64_t hi, uint64_t *out) {
+  uint64_t v;
+  if (text && parse_number(text, &v) && v >= lo && v <= hi) {
+    *out = v;
+    return 0;
+  }
+  char quoted[WG_CLI_QUOTE_MAX];
+  fprintf(stderr, "warpgen %s: %s: '%s' is not a number from %llu to %llu "
+          "(N, 0xN or 2^K+C)\n", cmd, option,
+          text ? wg_cli_quote(quoted, sizeof quoted, text) : "",
+          (unsigned long long)lo, (unsigned long long)hi);
+  return WG_EXIT_USAGE;
+}
+
+int wg_cli_arch(const char *cmd, const char *option, const char *text, int *arch) {
+  uint64_t v;
+  const char *digits = text && !strncmp(text, "sm_", 3) ? text + 3 : text;
+  int rc = wg_cli_number(cmd, option, digits, 1, 10000, &v);
+  if (!rc) *arch = (int)v;
+  return rc;
+}
+
+/* A command that printed its result into a full disk or a closed pipe has
+ * failed, whatever it thinks: stdio only says so at the flush. */
+static int finish_stdout(int code) {
+  errno = 0;
+  int err = fflush(stdout) != 0 || ferror(stdout) ? (errno ? errno : EIO) : 0;
+  /* EBADF: standard output was closed and nothing was written to it. */
+  if (fclose(stdout) != 0 && !err && errno != EBADF) err = errno;
+  if (!err) return code;
+  fprintf(stderr, "warpgen: writing standard output failed: %s\n", strerror(err));
+  return code ? code : WG_EXIT_FAIL;
+}
+
+static int dispatch(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
     return WG_EXIT_USAGE;
@@ -83,7 +170,19 @@ int main(int argc, char **argv) {
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
-  fprintf(stderr, "warpgen: unknown command '%s'\n", argv[1]);
+  char quoted[WG_CLI_QUOTE_MAX];
+  fprintf(stderr, "warpgen: unknown command '%s'\n",
+          wg_cli_quote(quoted, sizeof quoted, argv[1]));
   usage(stderr);
   return WG_EXIT_USAGE;
+}
+
+int main(int argc, char **argv) {
+  /* Past a file-size limit (ulimit -f) the kernel kills a process with
+   * SIGXFSZ at the first write, before the library can see EFBIG. The tool,
+   * not the library, owns its signals: ignoring it turns that into a failed
+   * cache store (which only costs speed) while the result is still
+   * printed. */
+  signal(SIGXFSZ, SIG_IGN);
+  return finish_stdout(dispatch(argc, argv));
 }

@@ -1,0 +1,129 @@
+/*
+ * expr.h - the expression language (expr.c): user-written operators such as
+ * map="x*x" or combine="fmax(a, b)", parsed into a typed tree, printed back
+ * as canonical text (the identity of the expression, for specs and the
+ * cache key) and rendered as a CUDA expression over fixed internal names.
+ * No text the user typed ever reaches generated source: names become
+ * wg_x, wg_p0, ...; functions come from a table; numbers are printed again
+ * from their parsed values. docs/expressions.md is the user's manual.
+ *
+ * One stage, no CUDA, no NVRTC: it needs only util.c and error.c.
+ */
+#ifndef WG_EXPR_H
+#define WG_EXPR_H
+
+#include "internal.h"
+
+/* Where an expression appears; it decides which names are in scope.
+ *   MAP        inputs x y z w (the first `ninputs`), i (element index, i64),
+ *              n (length of the reduced dimension, i64), p0..p7
+ *   COMBINE    a, b (two accumulators, type `acc`), p0..p7
+ *   FINAL      r (the accumulator, type `acc`), n (the count, i64), p0..p7
+ *   PREDICATE  as MAP; any result type (non-zero is true)
+ *   IDENTITY   no variables: literals and p0..p7 only */
+typedef enum {
+  WG_EXPR_MAP,
+  WG_EXPR_COMBINE,
+  WG_EXPR_FINAL,
+  WG_EXPR_PREDICATE,
+  WG_EXPR_IDENTITY,
+  WG_EXPR_ROLE_COUNT
+} wg_expr_role;
+
+/* The value types of expressions, in the order of C's usual arithmetic
+ * conversions (a binary operator computes in the later of its two sides'
+ * types; bool becomes i32 first). f16 and bf16 data arrive as f32. */
+typedef enum {
+  WG_VT_BOOL,
+  WG_VT_I32,
+  WG_VT_U32,
+  WG_VT_I64,
+  WG_VT_U64,
+  WG_VT_F32,
+  WG_VT_F64,
+  WG_VT_COUNT
+} wg_value_type;
+
+/* What the caller binds. inputs[k] is the type of input k (k < ninputs,
+ * ninputs 0..4), params[k] the type of p<k> (k < nparams, nparams 0..8),
+ * acc the accumulator type of a, b and r (COMBINE and FINAL only). */
+typedef struct wg_expr_scope {
+  wg_expr_role role;
+  int ninputs;
+  wg_value_type inputs[4];
+  int nparams;
+  wg_value_type params[8];
+  wg_value_type acc;
+} wg_expr_scope;
+
+/* Caps: bytes of text, and depth of the tree (every operator, call and
+ * cast is a level; a chain x+x+...+x of k terms is k levels deep).
+ * Parentheses and prefix operators may nest twice as deep in the text. */
+#define WG_EXPR_MAX_LEN 4096
+#define WG_EXPR_MAX_DEPTH 64
+
+typedef struct wg_expr wg_expr;
+
+/* Parses text[0..len) (no NUL needed; an embedded NUL is an error) in
+ * scope, type-checks it and stores the tree in *out (free it with
+ * wg_expr_free). Returns WG_OK; WG_ESPEC for text that is not a valid
+ * expression (the message, set on ctx, reads "map expression: at 5:
+ * expected ')' or an operator, found 'y'": byte offsets count from 0, and
+ * bytes that are not printable ASCII are shown as \xNN); WG_EINVAL for a
+ * NULL argument or a scope out of range; WG_ENOMEM. ctx may be NULL (no
+ * message). *out is NULL on failure. The tree does not point into text
+ * or scope. Thread-safe: touches nothing global (the decimal point of the
+ * C locale is read, never set). */
+int wg_expr_parse(wg_context *ctx, wg_expr **out, const char *text, size_t len,
+                  const wg_expr_scope *scope);
+
+/* The type of the expression's value. */
+wg_value_type wg_expr_type(const wg_expr *e);
+
+/* Appends the canonical text: the tree printed with single spaces around
+ * binary operators and after commas, the fewest parentheses C's precedence
+ * needs and numbers in one spelling. Parsing it again (same scope) gives
+ * the same tree, so equal expressions share text, kernel and cache entry.
+ * Returns WG_OK or WG_ENOMEM (out->failed). */
+int wg_expr_format(const wg_expr *e, wg_buf *out);
+
+/* Appends one fully parenthesised CUDA C++ expression of type
+ * wg_vt_ctype(wg_expr_type(e)). It reads the variables as wg_x wg_y wg_z
+ * wg_w (inputs, of their scope types), wg_i and wg_n (long long), wg_a,
+ * wg_b, wg_r (the accumulator's type) and wg_p0..wg_p7: the caller declares
+ * those it uses (wg_expr_uses), and puts wg_expr_helpers() once in the
+ * source before it. Returns WG_OK or WG_ENOMEM (out->failed). */
+int wg_expr_render(const wg_expr *e, wg_buf *out);
+
+/* CUDA device functions that rendered expressions call: integer division
+ * and remainder that are defined for every operand (x/0 = x%0 = 0; the
+ * most negative value / -1 wraps to itself, % -1 is 0), integer abs,
+ * min and max (for floats min/max return NaN when either side is NaN).
+ * A constant string, safe to include more than once. */
+const char *wg_expr_helpers(void);
+
+/* Which names the expression reads: a bit mask of the WG_EXPR_USES_*. */
+#define WG_EXPR_USES_INPUT(k) (1u << (k))      /* x y z w: k = 0..3 */
+#define WG_EXPR_USES_I (1u << 4)
+#define WG_EXPR_USES_N (1u << 5)
+#define WG_EXPR_USES_A (1u << 6)
+#define WG_EXPR_USES_B (1u << 7)
+#define WG_EXPR_USES_R (1u << 8)
+#define WG_EXPR_USES_PARAM(k) (1u << (9 + (k))) /* p0..p7 */
+unsigned wg_expr_uses(const wg_expr *e);
+
+/* Frees e (NULL is fine). */
+void wg_expr_free(wg_expr *e);
+
+/* The value type in which a kernel computes on elements of type t: f16,
+ * bf16 and f32 give WG_VT_F32; each other type its own. WG_VT_COUNT for a
+ * t out of range. */
+wg_value_type wg_value_type_of(wg_type t);
+/* "f32", "i64", "bool"...; NULL out of range. */
+const char *wg_vt_name(wg_value_type t);
+/* The CUDA type: "float", "long long", "bool"...; NULL out of range. */
+const char *wg_vt_ctype(wg_value_type t);
+/* "map", "combine"...; NULL out of range. */
+const char *wg_expr_role_name(wg_expr_role role);
+
+#endif /* WG_EXPR_H */
