@@ -39,6 +39,7 @@ static const char harness[] =
     " * ${summary} */\n"
     "${prelude}\n"
     "#define WG_WIDTH ${width}\n"
+    "#define WG_LANES WG_WIDTH\n"
     "/* The body reads in[i] and writes out[..]: both are one register. */\n"
     "struct wg_reg_in { wg_elem v;\n"
     "  __device__ wg_elem operator[](unsigned long long) const { return v; } };\n"
@@ -224,7 +225,8 @@ static int measure(wg_context *ctx, const wg_driver_api *api,
 
 static void spec_text(char *buf, size_t size, wg_primitive p, wg_type t,
                       wg_variant v, int width) {
-  snprintf(buf, size, "%s %s sum width=%d variant=%s arch=sm_90",
+  /* layout=lane: the harness replaces the lane layout's outer kernel */
+  snprintf(buf, size, "%s %s sum width=%d variant=%s layout=lane arch=sm_90",
            wg_primitive_name(p), wg_type_name(t), width, wg_variant_name(v));
 }
 

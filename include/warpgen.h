@@ -200,7 +200,26 @@ typedef enum {
   WG_VARIANT_COUNT
 } wg_variant;
 
-#define WG_SPEC_VERSION 1
+/* Where a group's elements sit while its lanes exchange them.
+ *   vec   the default: each lane loads 16 bytes (16 / element-size
+ *         consecutive elements, several loads in flight) and folds them in
+ *         the thread; the variant's exchange then runs across the lanes a
+ *         group spans, width * size / 16 of them. A group of at most 16
+ *         bytes lives in one lane and needs no exchange at all. match keeps
+ *         one element a lane (match.any compares lanes) with several loads
+ *         in flight; smem, the baseline, always resolves to lane.
+ *   lane  one element per lane per trip: `width` lanes exchange a group,
+ *         the form the latency tables describe. */
+typedef enum {
+  WG_LAYOUT_VEC = 0,
+  WG_LAYOUT_LANE,
+  WG_LAYOUT_COUNT
+} wg_layout;
+
+/* Changes whenever wg_spec changes shape; a spec of another version is
+ * refused (WG_ESPEC), so that a caller built against an older header gets a
+ * message instead of a misread struct. 2 added `layout`. */
+#define WG_SPEC_VERSION 2
 
 /* A plain description of one kernel. Initialise with WG_SPEC_INIT or
  * wg_spec_init() (for foreign-function interfaces), then set fields, or fill
@@ -216,10 +235,13 @@ typedef struct wg_spec {
                             sm_90 when no device is present */
   int lane;              /* broadcast: the source lane, 0 <= lane < width */
   int64_t cols;          /* reduce-rows: the row length, or 0 for "any" */
+  wg_layout layout;      /* warp primitives: WG_LAYOUT_VEC (default) or
+                            WG_LAYOUT_LANE; reduce-array/rows: VEC */
 } wg_spec;
 
 #define WG_SPEC_INIT \
-  { WG_SPEC_VERSION, WG_REDUCE, WG_F32, WG_OP_SUM, 32, WG_VARIANT_AUTO, 0, 0, 0 }
+  { WG_SPEC_VERSION, WG_REDUCE, WG_F32, WG_OP_SUM, 32, WG_VARIANT_AUTO, 0, 0, 0, \
+    WG_LAYOUT_VEC }
 
 /* Fills *spec with WG_SPEC_INIT: "reduce f32 sum width=32 variant=auto". */
 WG_API void wg_spec_init(wg_spec *spec);
@@ -229,6 +251,7 @@ WG_API const char *wg_primitive_name(wg_primitive primitive);
 WG_API const char *wg_type_name(wg_type type);
 WG_API const char *wg_operator_name(wg_operator op);
 WG_API const char *wg_variant_name(wg_variant variant);
+WG_API const char *wg_layout_name(wg_layout layout);
 /* Size in bytes of one element of `type`, or 0 when out of range. */
 WG_API size_t wg_type_size(wg_type type);
 
@@ -291,8 +314,8 @@ WG_API void wg_free(void *ptr);
 /* ------------------------------------------------------------------------ */
 
 /* Parses the text form:
- *   PRIMITIVE TYPE [OPERATOR] [width=W] [variant=V] [arch=sm_NN] [lane=L]
- *   [cols=C]
+ *   PRIMITIVE TYPE [OPERATOR] [width=W] [variant=V] [layout=vec|lane]
+ *   [arch=sm_NN] [lane=L] [cols=C]
  * e.g. "reduce f32 sum width=16 variant=xor arch=sm_90". Missing keys take
  * the WG_SPEC_INIT defaults. The result is validated (wg_spec_validate).
  * Words are separated by spaces, tabs or newlines; any other byte outside
@@ -307,7 +330,9 @@ WG_API int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text);
  * which measures. Parsing the result gives back the same spec, and
  * formatting that gives back the same text. Only a valid spec has a text
  * form: WG_ESPEC for any spec wg_spec_validate rejects (nothing written),
- * WG_EINVAL for a NULL spec or a NULL buf with size > 0. Thread-safe. */
+ * WG_EINVAL for a NULL spec or a NULL buf with size > 0. `layout` is
+ * written only when it is not the default (vec), so the text of a spec that
+ * names no layout reads as it always did. Thread-safe. */
 WG_API int wg_spec_format(char *buf, size_t size, const wg_spec *spec);
 
 /* WG_OK if spec describes a kernel warpgen can make, else WG_ESPEC with a
@@ -324,7 +349,8 @@ WG_API int wg_spec_validate(wg_context *ctx, const wg_spec *spec);
 WG_API wg_variant wg_spec_resolve_variant(const wg_spec *spec);
 
 /* Every valid spec of the warp primitives and array/row reductions with an
- * explicit variant (not auto), for architecture `arch` (0: leave arch unset
+ * explicit variant (not auto) in both layouts (smem in lane only, the
+ * layout it always resolves to), for architecture `arch` (0: leave arch unset
  * in the specs, valid for sm_90). *out is an array of *count specs, freed
  * with wg_free. */
 WG_API int wg_spec_list(wg_context *ctx, wg_spec **out, size_t *count,

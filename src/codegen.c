@@ -27,8 +27,8 @@ int wg_kernel_name(char *buf, size_t size, const wg_spec *spec) {
   if (s.op != WG_OP_NONE)
     n += snprintf(name + n, sizeof name - (size_t)n, "_%s", wg_operators[s.op].name);
   if (wg_primitives[s.primitive].is_warp)
-    n += snprintf(name + n, sizeof name - (size_t)n, "_w%d_%s", s.width,
-                  wg_variant_names[s.variant]);
+    n += snprintf(name + n, sizeof name - (size_t)n, "_w%d_%s%s", s.width,
+                  wg_variant_names[s.variant], s.layout == WG_LAYOUT_VEC ? "_vec" : "");
   if (s.primitive == WG_BROADCAST)
     n += snprintf(name + n, sizeof name - (size_t)n, "_l%d", s.lane);
   if (s.primitive == WG_REDUCE_ROWS && s.cols)
@@ -163,44 +163,74 @@ static const char *const variant_summaries[WG_VARIANT_COUNT] = {
   [WG_VARIANT_VOTE] = "through the warp vote instructions",
 };
 
-/* Which body template and which lines differ, for one concrete spec. */
+/* Elements a lane loads at once in the vec layout, and how many such loads
+ * it keeps in flight: 16 bytes each, 64 bytes a lane a trip. match keeps
+ * one element a lane (match.any compares lanes) and 8 loads in flight. */
+static int vec_elements(const wg_spec *s) {
+  return s->primitive == WG_MATCH ? 1 : (int)(16u / wg_types[s->type].size);
+}
+static int vec_unroll(const wg_spec *s) { return s->primitive == WG_MATCH ? 8 : 4; }
+
+unsigned wg_codegen_elements_per_thread(const wg_spec *concrete) {
+  if (concrete->layout != WG_LAYOUT_VEC || !wg_primitives[concrete->primitive].is_warp)
+    return 1;
+  return (unsigned)(vec_elements(concrete) * vec_unroll(concrete));
+}
+
+/* Which body template and which lines differ, for one concrete spec. The
+ * exchange across a group's lanes is written once for both layouts, in
+ * v, offset, gmask, glane and WG_LANES (the lanes a group spans). */
 typedef struct body_plan {
   const char *template_name;
-  const char *shuffle;  /* the exchange inside the loop */
+  const char *shuffle;  /* one step of the exchange loop */
+  const char *redux;    /* instead of a loop: one redux.sync */
   const char *finish;   /* lines after the loop */
+  const char *shift;    /* scans, vec layout: v from the lane before */
   const char *store;    /* how the result is written */
-  const char *exchange; /* broadcast */
+  const char *exchange; /* broadcast, vote: the whole exchange */
   const char *vote;     /* any/all */
   const char *past_end; /* any/all: the predicate of missing lanes */
+  const char *fold;     /* any/all: the predicate folded in a thread */
 } body_plan;
 
 static const char *const store_group =
     "    if (glane == 0 && valid) out[i / WG_WIDTH] = wg_store(v);\n";
 static const char *const store_each = "    if (valid) out[i] = wg_store(v);\n";
+static const char *const vec_store_group =
+    "#pragma unroll\n"
+    "      for (int k = 0; k < WG_VEC / WG_SUB; k++)\n"
+    "        if ((WG_LANES == 1 || glane == 0) && WG_VALID(k * WG_SUB))\n"
+    "          out[(e + k * WG_SUB) / WG_WIDTH] = wg_store(p[k]);\n";
+static const char *const vec_store_each =
+    "      wg_elem y[WG_VEC];\n"
+    "#pragma unroll\n"
+    "      for (int j = 0; j < WG_VEC; j++) y[j] = wg_store(p[j / WG_SUB]);\n"
+    "      wg_put(out, e, y, vector, full, n);\n";
+static const char *const vec_store_scan =
+    "#pragma unroll\n"
+    "        for (int j = 0; j < WG_SUB; j++) y[k * WG_SUB + j] = wg_store(a[j]);\n";
+static const char *const vec_store_exscan =
+    "        y[k * WG_SUB] = wg_store(lead);\n"
+    "#pragma unroll\n"
+    "        for (int j = 1; j < WG_SUB; j++) y[k * WG_SUB + j] = wg_store(a[j - 1]);\n";
 
 static body_plan plan_for(const wg_spec *s) {
   body_plan b = {0};
-  bool all = s->primitive == WG_ALLREDUCE, ex = s->primitive == WG_EXSCAN;
+  const bool all = s->primitive == WG_ALLREDUCE, ex = s->primitive == WG_EXSCAN;
+  const bool vec = s->layout == WG_LAYOUT_VEC;
   switch (s->primitive) {
   case WG_REDUCE:
   case WG_ALLREDUCE:
-    b.store = all ? store_each : store_group;
-    b.finish = "";
+    b.template_name = vec ? "warp_vec_reduce.cu" : "warp_reduce.cu";
+    b.store = vec ? (all ? vec_store_each : vec_store_group) : all ? store_each : store_group;
     switch (s->variant) {
     case WG_VARIANT_DOWN:
-      b.template_name = "warp_reduce_shfl.cu";
-      b.shuffle = "__shfl_down_sync(gmask, v, offset, WG_WIDTH)";
-      if (all) b.finish = "    v = __shfl_sync(gmask, v, 0, WG_WIDTH); /* from lane 0 */\n";
+      b.shuffle = "__shfl_down_sync(gmask, v, offset, WG_LANES)";
+      if (all) b.finish = "v = __shfl_sync(gmask, v, 0, WG_LANES); /* from lane 0 */";
       break;
-    case WG_VARIANT_XOR:
-      b.template_name = "warp_reduce_shfl.cu";
-      b.shuffle = "__shfl_xor_sync(gmask, v, offset, WG_WIDTH)";
-      break;
-    case WG_VARIANT_IDX:
-      b.template_name = "warp_reduce_shfl.cu";
-      b.shuffle = "__shfl_sync(gmask, v, glane ^ offset, WG_WIDTH)";
-      break;
-    case WG_VARIANT_REDUX: b.template_name = "warp_reduce_redux.cu"; break;
+    case WG_VARIANT_XOR: b.shuffle = "__shfl_xor_sync(gmask, v, offset, WG_LANES)"; break;
+    case WG_VARIANT_IDX: b.shuffle = "__shfl_sync(gmask, v, glane ^ offset, WG_LANES)"; break;
+    case WG_VARIANT_REDUX: b.redux = wg_operators[s->op].redux; break;
     default:
       b.template_name = "warp_reduce_smem.cu";
       if (all)
@@ -211,53 +241,79 @@ static body_plan plan_for(const wg_spec *s) {
     break;
   case WG_SCAN:
   case WG_EXSCAN:
-    b.finish = "";
+    b.template_name = vec ? "warp_vec_scan.cu" : "warp_scan.cu";
+    b.store = ex ? vec_store_exscan : vec_store_scan;
     if (s->variant == WG_VARIANT_SMEM) {
       b.template_name = "warp_scan_smem.cu";
       if (ex)
         b.finish = "    s[0] = v;\n    __syncwarp(gmask);\n"
                    "    v = glane ? s[-1] : wg_identity();\n    __syncwarp(gmask);\n";
     } else if (s->variant == WG_VARIANT_UP) {
-      b.template_name = "warp_scan_shfl.cu";
-      b.shuffle = "__shfl_up_sync(gmask, v, offset, WG_WIDTH)";
-      if (ex)
-        b.finish = "    {\n      const wg_acc before = __shfl_up_sync(gmask, v, 1, WG_WIDTH);\n"
-                   "      v = glane ? before : wg_identity();\n    }\n";
+      b.shuffle = "__shfl_up_sync(gmask, v, offset, WG_LANES)";
+      b.shift = "__shfl_up_sync(gmask, v, 1, WG_LANES)";
     } else {
-      b.template_name = "warp_scan_shfl.cu";
-      b.shuffle = "__shfl_sync(gmask, v, (glane - offset) & (WG_WIDTH - 1u), WG_WIDTH)";
-      if (ex)
-        b.finish = "    {\n      const wg_acc before =\n"
-                   "          __shfl_sync(gmask, v, (glane - 1u) & (WG_WIDTH - 1u), WG_WIDTH);\n"
-                   "      v = glane ? before : wg_identity();\n    }\n";
+      b.shuffle = "__shfl_sync(gmask, v, (glane - offset) & (WG_LANES - 1u), WG_LANES)";
+      b.shift = "__shfl_sync(gmask, v, (glane - 1u) & (WG_LANES - 1u), WG_LANES)";
     }
     break;
   case WG_BROADCAST:
-    b.template_name = "warp_broadcast.cu";
+    b.template_name = vec ? "warp_vec_broadcast.cu" : "warp_broadcast.cu";
     b.exchange = s->variant == WG_VARIANT_SMEM
                      ? "    wg_bits *s = (wg_bits *)wg_smem + threadIdx.x;\n"
                        "    s[0] = b;\n    __syncwarp(gmask);\n"
                        "    b = s[WG_LANE - (int)glane];\n    __syncwarp(gmask);\n"
-                     : "    b = __shfl_sync(gmask, b, WG_LANE, WG_WIDTH);\n";
+                 : vec ? "        if (WG_LANES > 1) b = __shfl_sync(gmask, b, WG_LANE / WG_VEC, "
+                         "WG_LANES);\n"
+                       : "    b = __shfl_sync(gmask, b, WG_LANE, WG_LANES);\n";
     break;
-  case WG_BALLOT: b.template_name = "warp_ballot.cu"; break;
+  case WG_BALLOT: b.template_name = vec ? "warp_vec_ballot.cu" : "warp_ballot.cu"; break;
   case WG_ANY:
   case WG_ALL:
-    b.template_name = "warp_anyall.cu";
+    b.template_name = vec ? "warp_vec_vote.cu" : "warp_anyall.cu";
     b.vote = s->primitive == WG_ANY ? "__any_sync" : "__all_sync";
     b.past_end = s->primitive == WG_ANY ? "false" : "true";
+    b.fold = s->primitive == WG_ANY ? "||" : "&&";
     break;
-  default: b.template_name = "warp_match.cu"; break;
+  default: b.template_name = vec ? "warp_vec_match.cu" : "warp_match.cu"; break;
   }
   return b;
 }
 
+/* The exchange of a reduction or scan across WG_LANES lanes, indented by
+ * `in`: a shuffle loop (or one redux.sync), then the finish. */
+static void exchange_text(wg_buf *out, const body_plan *b, const wg_spec *s,
+                          const char *in) {
+  const bool scan = s->primitive == WG_SCAN || s->primitive == WG_EXSCAN;
+  if (b->redux) {
+    wg_buf_printf(out, "%sv = (wg_acc)%s(gmask, (%s)v); /* one redux.sync */\n", in,
+                  b->redux,
+                  !(wg_operators[s->op].types & (1u << WG_F32)) ? "unsigned" /* bitwise */ : wg_types[s->type].acc);
+  } else if (scan && b->shuffle) {
+    wg_buf_printf(out,
+                  "#pragma unroll\n"
+                  "%sfor (unsigned offset = 1; offset < WG_LANES; offset *= 2) {\n"
+                  "%s  const wg_acc before = %s;\n"
+                  "%s  if (glane >= offset) v = wg_combine(before, v);\n"
+                  "%s}\n", in, in, b->shuffle, in, in);
+    /* The lane form's exscan: shift the inclusive result by one lane. */
+    if (s->primitive == WG_EXSCAN && s->layout == WG_LAYOUT_LANE)
+      wg_buf_printf(out, "%s{\n%s  const wg_acc before = %s;\n"
+                    "%s  v = glane ? before : wg_identity();\n%s}\n",
+                    in, in, b->shift, in, in);
+  } else if (b->shuffle) {
+    wg_buf_printf(out,
+                  "#pragma unroll\n"
+                  "%sfor (unsigned offset = WG_LANES / 2; offset > 0; offset /= 2)\n"
+                  "%s  v = wg_combine(v, %s);\n", in, in, b->shuffle);
+    if (b->finish) wg_buf_printf(out, "%s%s\n", in, b->finish);
+  } /* smem: the template holds its own exchange */
+}
+
 static int codegen_warp(wg_context *ctx, wg_buf *out, const wg_spec *s) {
-  const wg_type_info *t = &wg_types[s->type];
-  const wg_operator_info *o = &wg_operators[s->op];
+  const bool vec = s->layout == WG_LAYOUT_VEC;
   body_plan plan = plan_for(s);
   char spec_text[256], kernel[128], width[16], group_mask[96], width_mask[32],
-      lane_def[64], summary[256];
+      lane_def[64], summary[256], vec_def[16], unroll[16];
   wg_spec_format(spec_text, sizeof spec_text, s);
   wg_kernel_name(kernel, sizeof kernel, s);
   snprintf(width, sizeof width, "%d", s->width);
@@ -268,26 +324,29 @@ static int codegen_warp(wg_context *ctx, wg_buf *out, const wg_spec *s) {
   snprintf(lane_def, sizeof lane_def, "%d", s->lane);
   snprintf(summary, sizeof summary, "%s, %s.", summaries[s->primitive],
            variant_summaries[s->variant]);
+  snprintf(vec_def, sizeof vec_def, "%d", vec_elements(s));
+  snprintf(unroll, sizeof unroll, "%d", vec_unroll(s));
   const char *out_type = s->primitive == WG_BALLOT || s->primitive == WG_MATCH
                              ? "unsigned int"
                          : s->primitive == WG_ANY || s->primitive == WG_ALL ? "int"
                                                                             : "wg_elem";
-  const char *redux_arg = !(o->types & (1u << WG_F32))
-                              ? "unsigned" /* the bitwise operators */
-                              : t->acc;
 
-  wg_buf body = {0}, prelude = {0};
-  int rc = wg_codegen_prelude(ctx, &prelude, s);
+  wg_buf body = {0}, prelude = {0}, exchange = {0};
+  if (plan.exchange)
+    wg_buf_puts(&exchange, plan.exchange);
+  else
+    exchange_text(&exchange, &plan, s, vec ? "        " : "    ");
+  int rc = exchange.failed ? wg_fail(ctx, WG_ENOMEM, "out of memory") : WG_OK;
+  if (!rc) rc = wg_codegen_prelude(ctx, &prelude, s);
   if (!rc) {
     const wg_template_var body_vars[] = {
-      {"shuffle", plan.shuffle ? plan.shuffle : ""},
+      {"exchange", exchange.data ? exchange.data : ""},
       {"finish", plan.finish ? plan.finish : ""},
+      {"shift", plan.shift ? plan.shift : ""},
       {"store", plan.store ? plan.store : ""},
-      {"redux", o->redux ? o->redux : ""},
-      {"redux_arg", redux_arg},
-      {"exchange", plan.exchange ? plan.exchange : ""},
       {"vote", plan.vote ? plan.vote : ""},
       {"past_end", plan.past_end ? plan.past_end : ""},
+      {"fold", plan.fold ? plan.fold : ""},
       {"width_mask", width_mask},
     };
     rc = wg_template_render(ctx, &body, plan.template_name, body_vars,
@@ -304,6 +363,8 @@ static int codegen_warp(wg_context *ctx, wg_buf *out, const wg_spec *s) {
       {"summary", summary},
       {"prelude", pre.data ? pre.data : prelude.data},
       {"width", width},
+      {"vec", vec_def},
+      {"unroll", unroll},
       {"kernel", kernel},
       {"out_type", out_type},
       {"shared", s->variant == WG_VARIANT_SMEM
@@ -313,10 +374,11 @@ static int codegen_warp(wg_context *ctx, wg_buf *out, const wg_spec *s) {
       {"body", body.data},
     };
     rc = pre.failed ? wg_fail(ctx, WG_ENOMEM, "out of memory")
-                    : wg_template_render(ctx, out, "warp_kernel.cu", vars,
-                                         WG_COUNT_OF(vars));
+                    : wg_template_render(ctx, out, vec ? "warp_vec_kernel.cu" : "warp_kernel.cu",
+                                         vars, WG_COUNT_OF(vars));
     wg_buf_free(&pre);
   }
+  wg_buf_free(&exchange);
   wg_buf_free(&body);
   wg_buf_free(&prelude);
   return rc;

@@ -189,6 +189,7 @@ extern const wg_type_info wg_types[WG_TYPE_COUNT];
 extern const wg_operator_info wg_operators[WG_OPERATOR_COUNT];
 extern const wg_primitive_info wg_primitives[WG_PRIMITIVE_COUNT];
 extern const char *const wg_variant_names[WG_VARIANT_COUNT];
+extern const char *const wg_layout_names[WG_LAYOUT_COUNT];
 
 /* Does op take inputs of type? */
 bool wg_operator_accepts(wg_operator op, wg_type type);
@@ -205,6 +206,9 @@ wg_type wg_operator_out_type(wg_operator op, wg_type type);
 int wg_spec_arch(const wg_spec *spec, int device_arch);
 /* The spec with auto resolved and arch made explicit: what codegen uses. */
 wg_spec wg_spec_concrete(const wg_spec *spec, int device_arch);
+/* Lanes one group of a concrete warp spec spans: `width` in the lane
+ * layout, width * size / 16 (at least 1) in the vec layout. */
+int wg_spec_group_lanes(const wg_spec *concrete);
 
 /* --- templates (template.c) ---------------------------------------------- */
 
@@ -253,6 +257,10 @@ int wg_codegen(wg_context *ctx, char **out, const wg_spec *concrete);
  * 1024; a grid-stride loop over warps; outputs as described at wg_primitive
  * (reduce: STORAGE per group, ballot/match: uint32, any/all: int32). */
 size_t wg_codegen_shared_bytes(const wg_spec *concrete, unsigned block_size);
+/* Elements one thread takes per trip of a warp-primitive kernel's loop: 1
+ * in the lane layout, 16 bytes times the loads in flight in the vec layout.
+ * launch.c sizes the grid by it. */
+unsigned wg_codegen_elements_per_thread(const wg_spec *concrete);
 
 /* --- NVRTC (nvrtc.c) ---------------------------------------------------- */
 

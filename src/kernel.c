@@ -45,6 +45,7 @@ static uint64_t spec_hash(const wg_spec *s) {
   h = mix(h, (uint64_t)s->arch);
   h = mix(h, (uint64_t)s->lane);
   h = mix(h, (uint64_t)s->cols);
+  h = mix(h, (uint64_t)s->layout);
   return h ^ (h >> 29);
 }
 
@@ -52,7 +53,7 @@ static bool spec_equal(const wg_spec *a, const wg_spec *b) {
   return a->version == b->version && a->primitive == b->primitive &&
          a->type == b->type && a->op == b->op && a->width == b->width &&
          a->variant == b->variant && a->arch == b->arch &&
-         a->lane == b->lane && a->cols == b->cols;
+         a->lane == b->lane && a->cols == b->cols && a->layout == b->layout;
 }
 
 static wg_kernel *table_find(const struct wg_kernel_table *t,

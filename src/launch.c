@@ -123,8 +123,9 @@ static int choose_config(wg_context *ctx, const wg_driver_api *api,
       resident = (uint64_t)(per_sm > 0 ? per_sm : 1) *
                  (uint64_t)ctx->device->info.sm_count;
     }
-    /* One element per thread per pass: no more blocks than that needs. */
-    uint64_t needed = n / block + (n % block != 0);
+    /* No more blocks than one pass over the input needs. */
+    uint64_t per_block = (uint64_t)block * wg_codegen_elements_per_thread(&k->spec);
+    uint64_t needed = n / per_block + (n % per_block != 0);
     uint64_t chosen = needed < resident ? needed : resident;
     grid = (unsigned)(chosen > WG_MAX_GRID ? WG_MAX_GRID : chosen);
   }

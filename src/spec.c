@@ -35,6 +35,7 @@ static const char *prim_at(int i) { return wg_primitive_name((wg_primitive)i); }
 static const char *type_at(int i) { return wg_type_name((wg_type)i); }
 static const char *op_at(int i) { return i ? wg_operator_name((wg_operator)i) : NULL; }
 static const char *variant_at(int i) { return wg_variant_name((wg_variant)i); }
+static const char *layout_at(int i) { return wg_layout_name((wg_layout)i); }
 
 /* "a, b, c" from a name table, for messages. */
 static void names_text(char *buf, size_t size, const char *(*get)(int), int count,
@@ -71,6 +72,8 @@ static int validate(wg_context *ctx, const wg_spec *s, int arch) {
     return wg_fail(ctx, WG_ESPEC, "operator %d is out of range", (int)s->op);
   if ((unsigned)s->variant >= WG_VARIANT_COUNT)
     return wg_fail(ctx, WG_ESPEC, "variant %d is out of range", (int)s->variant);
+  if ((unsigned)s->layout >= WG_LAYOUT_COUNT)
+    return wg_fail(ctx, WG_ESPEC, "layout %d is out of range", (int)s->layout);
 
   const wg_primitive_info *p = &wg_primitives[s->primitive];
   const wg_type_info *t = &wg_types[s->type];
@@ -106,6 +109,10 @@ static int validate(wg_context *ctx, const wg_spec *s, int arch) {
     return wg_fail(ctx, WG_ESPEC,
                    "width: '%s' chooses its own lanes per row; leave width out "
                    "(got width=%d)", pn, s->width);
+  } else if (s->layout != WG_LAYOUT_VEC) {
+    return wg_fail(ctx, WG_ESPEC,
+                   "layout: '%s' chooses its own loads; leave layout out (got "
+                   "layout=%s)", pn, wg_layout_names[s->layout]);
   }
 
   if (!(p->variants & (1u << s->variant))) {
@@ -155,15 +162,27 @@ int wg_spec_validate(wg_context *ctx, const wg_spec *spec) {
 
 /* --- auto ----------------------------------------------------------------- */
 
+/* Lanes that one group spans in the concrete spec: width in the lane
+ * layout; in the vec layout each lane holds 16 bytes of the group (match
+ * keeps one element a lane: match.any compares lanes, not registers). */
+int wg_spec_group_lanes(const wg_spec *s) {
+  if (s->layout == WG_LAYOUT_LANE || s->variant == WG_VARIANT_SMEM ||
+      s->primitive == WG_MATCH)
+    return s->width;
+  int per_lane = (int)(16u / wg_types[s->type].size);
+  return s->width > per_lane ? s->width / per_lane : 1;
+}
+
 /* What `auto` picks: the lowest latency in the README's table, measured
  * with bench/warp_latency on the H200. redux is 3x faster than five
  * shuffles for a whole warp of 32-bit integers, but with a partial mask
- * (width < 32) it is 2x to 18x slower than shuffling, so it is picked only
- * at width 32. Otherwise: down for reduce, xor for allreduce (every lane
- * needs the result), up for scans; the smem tree never wins by more than
- * noise. */
+ * (fewer than 32 lanes) it is 2x to 18x slower than shuffling, so it is
+ * picked only when a group spans the whole warp: width 32 in the lane
+ * layout, never in the vec layout (32-bit groups span at most 8 lanes
+ * there). Otherwise: down for reduce, xor for allreduce (every lane needs
+ * the result), up for scans; the smem tree never wins by more than noise. */
 static wg_variant auto_variant(const wg_spec *s, int arch) {
-  bool redux = s->width == 32 && variant_is_redux_able(s, arch);
+  bool redux = wg_spec_group_lanes(s) == 32 && variant_is_redux_able(s, arch);
   switch (s->primitive) {
   case WG_REDUCE: return redux ? WG_VARIANT_REDUX : WG_VARIANT_DOWN;
   case WG_ALLREDUCE: return redux ? WG_VARIANT_REDUX : WG_VARIANT_XOR;
@@ -187,6 +206,8 @@ wg_spec wg_spec_concrete(const wg_spec *spec, int device_arch) {
   wg_spec c = *spec;
   c.arch = wg_spec_arch(spec, device_arch);
   if (c.variant == WG_VARIANT_AUTO) c.variant = auto_variant(&c, c.arch);
+  /* The shared-memory tree is the baseline, kept one element a lane. */
+  if (c.variant == WG_VARIANT_SMEM) c.layout = WG_LAYOUT_LANE;
   return c;
 }
 
@@ -214,6 +235,9 @@ int wg_spec_format(char *buf, size_t size, const wg_spec *s) {
   if (p->is_warp)
     n += snprintf(text + n, sizeof text - (size_t)n, " width=%d variant=%s", s->width,
                   wg_variant_names[s->variant]);
+  if (s->layout != WG_LAYOUT_VEC)
+    n += snprintf(text + n, sizeof text - (size_t)n, " layout=%s",
+                  wg_layout_names[s->layout]);
   if (s->primitive == WG_BROADCAST)
     n += snprintf(text + n, sizeof text - (size_t)n, " lane=%d", s->lane);
   if (s->primitive == WG_REDUCE_ROWS)
@@ -252,13 +276,14 @@ static bool parse_int(const char *v, size_t len, int64_t lo, int64_t hi, int64_t
 
 static int parse_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
                      const char *val, size_t vlen, unsigned *seen) {
-  static const char *const keys[] = {"width", "variant", "arch", "lane", "cols"};
+  static const char *const keys[] = {"width", "variant", "arch", "lane", "cols",
+                                     "layout"};
   int k = -1;
   for (int i = 0; i < (int)WG_COUNT_OF(keys); i++)
     if (strlen(keys[i]) == klen && memcmp(keys[i], key, klen) == 0) k = i;
   if (k < 0)
     return wg_fail(ctx, WG_ESPEC, "unknown key '%.*s'; keys are width, variant, "
-                   "arch, lane, cols", (int)klen, key);
+                   "layout, arch, lane, cols", (int)klen, key);
   if (*seen & (1u << k))
     return wg_fail(ctx, WG_ESPEC, "key '%s' given twice", keys[k]);
   *seen |= 1u << k;
@@ -288,12 +313,18 @@ static int parse_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
       return wg_fail(ctx, WG_ESPEC, "lane: '%.*s' is not a number", (int)vlen, val);
     s->lane = (int)x;
     return WG_OK;
-  default:
+  case 4:
     if (!parse_int(val, vlen, 0, INT64_MAX, &x))
       return wg_fail(ctx, WG_ESPEC, "cols: '%.*s' is not a non-negative number",
                      (int)vlen, val);
     s->cols = x;
     return WG_OK;
+  default: { /* layout */
+    int v, rc = parse_name(ctx, &v, "layout", "layouts", val, vlen, layout_at,
+                           WG_LAYOUT_COUNT);
+    if (!rc) s->layout = (wg_layout)v;
+    return rc;
+  }
   }
 }
 
@@ -381,6 +412,7 @@ int wg_spec_list(wg_context *ctx, wg_spec **out, size_t *count, int arch) {
     for (int t = 0; t < WG_TYPE_COUNT; t++)
       for (int o = 0; o < WG_OPERATOR_COUNT; o++)
         for (int v = warp ? 1 : 0; v < (warp ? WG_VARIANT_COUNT : 1); v++)
+          for (int l = 0; l < (warp ? WG_LAYOUT_COUNT : 1); l++)
           for (size_t w = 0; w < (warp ? WG_COUNT_OF(widths) : 1); w++) {
             wg_spec s = WG_SPEC_INIT;
             s.primitive = (wg_primitive)p;
@@ -389,6 +421,9 @@ int wg_spec_list(wg_context *ctx, wg_spec **out, size_t *count, int arch) {
             s.variant = (wg_variant)v;
             s.width = warp ? widths[w] : 32;
             s.arch = arch;
+            s.layout = (wg_layout)l;
+            /* smem is one kernel in either layout: listed once, as lane. */
+            if (v == WG_VARIANT_SMEM && l == WG_LAYOUT_VEC) continue;
             if (validate(NULL, &s, arch ? arch : WG_DEFAULT_ARCH) != WG_OK) continue;
             if (n == cap) {
               wg_spec *bigger = realloc(list, 2 * cap * sizeof *list);

@@ -217,6 +217,8 @@ const char *const wg_variant_names[WG_VARIANT_COUNT] = {
   "auto", "down", "xor", "up", "idx", "redux", "smem", "vote",
 };
 
+const char *const wg_layout_names[WG_LAYOUT_COUNT] = {"vec", "lane"};
+
 const char *wg_primitive_name(wg_primitive p) {
   return (unsigned)p < WG_PRIMITIVE_COUNT ? wg_primitives[p].name : NULL;
 }
@@ -228,6 +230,9 @@ const char *wg_operator_name(wg_operator op) {
 }
 const char *wg_variant_name(wg_variant v) {
   return (unsigned)v < WG_VARIANT_COUNT ? wg_variant_names[v] : NULL;
+}
+const char *wg_layout_name(wg_layout l) {
+  return (unsigned)l < WG_LAYOUT_COUNT ? wg_layout_names[l] : NULL;
 }
 size_t wg_type_size(wg_type t) {
   return (unsigned)t < WG_TYPE_COUNT ? wg_types[t].size : 0;

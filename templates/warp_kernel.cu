@@ -9,6 +9,7 @@
  */
 ${prelude}
 #define WG_WIDTH ${width}
+#define WG_LANES WG_WIDTH /* lanes a group spans: one element a lane */
 
 extern "C" __global__ void ${kernel}(const wg_elem *__restrict__ in,
     ${out_type} *__restrict__ out, unsigned long long n)

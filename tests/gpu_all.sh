@@ -29,9 +29,11 @@ if [ "${1:-}" = --prepare ]; then
   gcc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc -I"$cuda/include" \
     bench/warp_latency.c "$build/libwarpgen.a" -ldl \
     -lpthread -lm -o "$bin/warp_latency" || exit 1
+  cp "$build/bench/warp_bandwidth" "$bin/" || exit 1
   cache=$(mktemp -d)
   export WARPGEN_CACHE_DIR=$cache
   "$bin/warp_latency" --compile-only 2>/dev/null
+  "$bin/warp_bandwidth" --compile-only 2>/dev/null
   { "$bin/warpgen" list --arch sm_90 | grep -v '^reduce-'
     "$bin/test_reduce" --specs | sort -u | sed 's/$/ arch=sm_90/'; } |
     xargs -P "$(nproc)" -d '\n' -I{} "$bin/warpgen" cubin "{}" -o /dev/null
@@ -81,8 +83,12 @@ step latency and throughput
 timeout 60 "$bin/warp_latency" >"$out/latency.md" 2>"$out/latency.err"
 echo "warp_latency exit $?"; tail -3 "$out/latency.err"
 
+step "bandwidth at 2^28 (docs/warp-bandwidth.md)"
+timeout 150 "$bin/warp_bandwidth" >"$out/warp-bandwidth.md" 2>"$out/warp-bandwidth.err"
+echo "warp_bandwidth exit $?"; tail -3 "$out/warp-bandwidth.err"
+
 step "gpu suite"
-CK_DEFAULT_TIMEOUT=1200 timeout 210 "$bin/test_gpu" >"$out/test_gpu.log" 2>&1
+CK_DEFAULT_TIMEOUT=1200 timeout 400 "$bin/test_gpu" >"$out/test_gpu.log" 2>&1
 echo "test_gpu exit $?"
 grep -E '^gpu|FAIL|Checks|error' "$out/test_gpu.log" | head -60
 

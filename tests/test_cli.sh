@@ -74,8 +74,10 @@ lines=$(wc -l <"$tmp/out")
 if [ "$lines" -gt 3000 ]; then ok; else bad "list printed only $lines specs"; fi
 has "$tmp/out" "^reduce i32 sum width=32 variant=redux$" "list has redux"
 expect 0 "list filtered" -- "$wg" list reduce f32 width=16
-if [ "$(wc -l <"$tmp/out")" -eq 16 ] && ! grep -qv "^reduce f32 .*width=16" "$tmp/out"; then ok
+# 4 operators x (down, xor, idx in both layouts + smem, which is lane only)
+if [ "$(wc -l <"$tmp/out")" -eq 28 ] && ! grep -qv "^reduce f32 .*width=16" "$tmp/out"; then ok
 else bad "filtered list: $(wc -l <"$tmp/out") lines"; fi
+has "$tmp/out" "^reduce f32 sum width=16 variant=xor layout=lane$" "list has the lane layout"
 expect 0 "list for sm_75" -- "$wg" list --arch sm_75 redux
 if [ ! -s "$tmp/out" ]; then ok; else bad "sm_75 lists redux"; fi
 expect 2 "list bad option" -- "$wg" list --bogus

@@ -72,20 +72,24 @@ static void buffers_free(wg_context *ctx, buffers *b) {
 }
 
 /* The launch half of a check: poison, launch over the input already on the
- * device, copy back the outputs and the guard. Returns the output count. */
+ * device at dev_in + in_shift bytes, with the outputs at dev_out +
+ * out_shift (a shift off 16 bytes takes the vec layout's element-by-element
+ * path), copy back the outputs and the guard. Returns the output count. */
 static uint64_t launch_poisoned(wg_context *ctx, const wg_kernel *k,
                                 const wg_spec *spec, buffers *b, uint64_t n,
+                                size_t in_shift, size_t out_shift,
                                 size_t *out_bytes) {
   uint64_t count = 0;
   size_t size = 0;
   ck_assert_int_eq(wg_output_shape(&count, &size, spec, n), WG_OK);
   *out_bytes = (size_t)(count * size);
-  ck_assert(*out_bytes <= b->out_cap);
-  OK(ctx, wg_memset_d8(ctx, b->dev_out, wg_ref_poison_byte(spec),
+  ck_assert(*out_bytes + out_shift <= b->out_cap);
+  OK(ctx, wg_memset_d8(ctx, b->dev_out + out_shift, wg_ref_poison_byte(spec),
                        *out_bytes + GUARD_BYTES, NULL));
-  OK(ctx, wg_warp_launch(ctx, k, b->dev_in, b->dev_out, n, NULL, NULL));
+  OK(ctx, wg_warp_launch(ctx, k, b->dev_in + in_shift, b->dev_out + out_shift, n, NULL,
+                         NULL));
   OK(ctx, wg_stream_sync(ctx, NULL));
-  OK(ctx, wg_memcpy_dtoh(ctx, b->host_out, b->dev_out,
+  OK(ctx, wg_memcpy_dtoh(ctx, b->host_out, b->dev_out + out_shift,
                          *out_bytes + GUARD_BYTES, NULL));
   return count;
 }
@@ -164,14 +168,23 @@ START_TEST(every_spec) {
     wg_kernel *k = NULL;
     OK(ctx, wg_kernel_get(ctx, &k, spec));
     const uint64_t w = (uint64_t)spec->width;
-    const uint64_t sizes[] = {0, 1, w - 1, w + 1, 1000, big};
+    /* The last run: both pointers one element off their 16-byte
+     * alignment, over enough elements for whole trips of the vec layout. */
+    const uint64_t sizes[] = {0, 1, w - 1, w + 1, 1000, big, big - 8};
     for (size_t z = 0; z < WG_COUNT_OF(sizes); z++) {
       uint64_t n = sizes[z], seed = seed_for(s, n);
+      const bool shifted = z == WG_COUNT_OF(sizes) - 1;
+      uint64_t out_count = 0;
+      size_t out_size = 0;
+      wg_output_shape(&out_count, &out_size, spec, 1);
+      const size_t in_shift = shifted ? wg_type_size(spec->type) : 0;
+      const size_t out_shift = shifted ? out_size : 0;
       size_t in_bytes = (size_t)n * wg_type_size(spec->type);
       wg_test_fill(spec, b.host_in, n, seed);
-      OK(ctx, wg_memcpy_htod(ctx, b.dev_in, b.host_in, in_bytes, NULL));
+      OK(ctx, wg_memcpy_htod(ctx, b.dev_in + in_shift, b.host_in, in_bytes, NULL));
       size_t out_bytes = 0;
-      uint64_t outputs = launch_poisoned(ctx, k, spec, &b, n, &out_bytes);
+      uint64_t outputs =
+          launch_poisoned(ctx, k, spec, &b, n, in_shift, out_shift, &out_bytes);
       launches++;
       char why[640];
       if (!verify(spec, &b, n, outputs, out_bytes, &checks, why, sizeof why)) {
@@ -258,7 +271,7 @@ START_TEST(past_2_31) {
     OK(ctx, wg_kernel_get(ctx, &k, &spec));
     size_t out_bytes = 0;
     double t0 = wg_test_now();
-    uint64_t outputs = launch_poisoned(ctx, k, &spec, &b, n, &out_bytes);
+    uint64_t outputs = launch_poisoned(ctx, k, &spec, &b, n, 0, 0, &out_bytes);
     launches++;
     char why[640];
     bool ok = verify(&spec, &b, n, outputs, out_bytes, &checks, why,

@@ -45,6 +45,14 @@ START_TEST(parse_example) {
   char text[256];
   wg_spec_format(text, sizeof text, &s);
   ck_assert_str_eq(text, "reduce f32 sum width=16 variant=xor arch=sm_90");
+  ck_assert_int_eq(s.layout, WG_LAYOUT_VEC); /* the default, not written */
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "scan f16 max layout=lane width=8"), WG_OK);
+  ck_assert_int_eq(s.layout, WG_LAYOUT_LANE);
+  wg_spec_format(text, sizeof text, &s);
+  ck_assert_str_eq(text, "scan f16 max width=8 variant=auto layout=lane");
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "scan f16 max layout=vec"), WG_OK);
+  wg_spec_format(text, sizeof text, &s);
+  ck_assert_str_eq(text, "scan f16 max width=32 variant=auto");
 }
 END_TEST
 
@@ -66,6 +74,14 @@ START_TEST(parse_defaults_and_spacing) {
 }
 END_TEST
 
+/* Field by field: the struct has padding after `cols`. */
+static bool same_spec(const wg_spec *a, const wg_spec *b) {
+  return a->version == b->version && a->primitive == b->primitive && a->type == b->type &&
+         a->op == b->op && a->width == b->width && a->variant == b->variant &&
+         a->arch == b->arch && a->lane == b->lane && a->cols == b->cols &&
+         a->layout == b->layout;
+}
+
 /* Every listed spec prints, parses back to the same struct and prints the
  * same text again. */
 START_TEST(round_trip_every_listed_spec) {
@@ -78,7 +94,7 @@ START_TEST(round_trip_every_listed_spec) {
     wg_spec s;
     wg_spec_format(a, sizeof a, &list[i]);
     ck_assert_msg(wg_spec_parse(ctx, &s, a) == WG_OK, "%s: %s", a, wg_errmsg(ctx));
-    ck_assert_msg(memcmp(&s, &list[i], sizeof s) == 0, "'%s' parsed differently", a);
+    ck_assert_msg(same_spec(&s, &list[i]), "'%s' parsed differently", a);
     wg_spec_format(b, sizeof b, &s);
     ck_assert_str_eq(a, b);
   }
@@ -123,6 +139,9 @@ START_TEST(rejects_each_field) {
   expect_rejected("reduce f32 sum arch=sm_9x", "arch: '9x'");
   expect_rejected("reduce f32 sum arch=sm_90 arch=sm_80", "given twice");
   expect_rejected("reduce f32 sum speed=3", "unknown key 'speed'");
+  expect_rejected("reduce f32 sum layout=wide", "layout: unknown 'wide'; layouts are vec, lane");
+  expect_rejected("reduce f32 sum layout=lane layout=vec", "given twice");
+  expect_rejected("reduce-array f32 sum layout=lane", "leave layout out");
   expect_rejected("reduce f32 sum width=8 extra", "unexpected word 'extra'");
   expect_rejected("width=8 reduce f32 sum", "too early");
 }
@@ -186,6 +205,15 @@ START_TEST(validate_struct_fields) {
   wg_spec_init(&s);
   s.variant = (wg_variant)-1;
   ck_assert_int_eq(wg_spec_validate(ctx, &s), WG_ESPEC);
+  wg_spec_init(&s);
+  s.layout = (wg_layout)7;
+  ck_assert_int_eq(wg_spec_validate(ctx, &s), WG_ESPEC);
+  ck_assert_ptr_nonnull(strstr(wg_errmsg(ctx), "layout 7 is out of range"));
+  ck_assert_int_lt(wg_spec_format(NULL, 0, &s), 0);
+  wg_spec_init(&s);
+  s.version = 1; /* a struct from before `layout`: refused, never misread */
+  ck_assert_int_eq(wg_spec_validate(ctx, &s), WG_ESPEC);
+  s.variant = (wg_variant)-1;
   ck_assert_int_eq(wg_spec_validate(ctx, NULL), WG_EINVAL);
   ck_assert_int_eq(wg_spec_parse(ctx, NULL, "reduce f32 sum"), WG_EINVAL);
   ck_assert_int_lt(wg_spec_format(NULL, 0, &s), 0);
@@ -230,11 +258,12 @@ START_TEST(list_counts) {
   /* reduce: 8 types x 4 ops x 4 variants (down xor idx smem) + 4 int ops on
    * 6 ints... counted directly: sum/prod/min/max on 8 types and and/or/xor on
    * 4 integer types give 44 (type, op) pairs; 4 shuffle/smem variants, plus
-   * redux on i32/u32 for 6 ops each: (44 * 4 + 12) * 5 widths. */
-  ck_assert_uint_eq(per_prim[WG_REDUCE], (44 * 4 + 12) * 5);
-  ck_assert_uint_eq(per_prim[WG_SCAN], 44 * 3 * 5);
-  ck_assert_uint_eq(per_prim[WG_BROADCAST], 8 * 2 * 5);
-  ck_assert_uint_eq(per_prim[WG_MATCH], 8 * 5);
+   * redux on i32/u32 for 6 ops each: (44 * 4 + 12) * 5 widths. Then the
+   * vec layout again, but for smem (always lane: listed once). */
+  ck_assert_uint_eq(per_prim[WG_REDUCE], (44 * 4 + 12) * 5 + (44 * 3 + 12) * 5);
+  ck_assert_uint_eq(per_prim[WG_SCAN], 44 * 3 * 5 + 44 * 2 * 5);
+  ck_assert_uint_eq(per_prim[WG_BROADCAST], 8 * 2 * 5 + 8 * 5);
+  ck_assert_uint_eq(per_prim[WG_MATCH], 8 * 5 * 2);
   /* The array and row reductions add argmin, argmax, logsumexp and
    * count_nonzero on 8 types and mean, var, std and the three norms on the
    * 4 floating types: 44 + 32 + 24. */
@@ -251,12 +280,16 @@ END_TEST
 
 START_TEST(auto_choices) {
   struct { const char *spec; wg_variant want; } cases[] = {
-    {"reduce i32 sum", WG_VARIANT_REDUX},
+    /* redux only where a group spans the whole warp: width 32, lane layout */
+    {"reduce i32 sum", WG_VARIANT_DOWN},
+    {"reduce i32 sum layout=lane", WG_VARIANT_REDUX},
+    {"allreduce u32 xor layout=lane", WG_VARIANT_REDUX},
+    {"reduce u32 max width=16 layout=lane", WG_VARIANT_DOWN},
     {"reduce i32 sum width=16", WG_VARIANT_DOWN},
     {"allreduce u32 min width=8", WG_VARIANT_XOR},
     {"reduce i32 sum arch=sm_75", WG_VARIANT_DOWN},
     {"reduce i32 prod", WG_VARIANT_DOWN},
-    {"allreduce u32 xor", WG_VARIANT_REDUX},
+    {"allreduce u32 xor", WG_VARIANT_XOR},
     {"allreduce f32 sum", WG_VARIANT_XOR},
     {"reduce f64 max", WG_VARIANT_DOWN},
     {"scan f32 sum", WG_VARIANT_UP},
@@ -288,7 +321,29 @@ START_TEST(names) {
   wg_spec s;
   ck_assert_int_eq(wg_spec_parse(ctx, &s, "broadcast f16 width=8 variant=smem lane=5"), WG_OK);
   wg_kernel_name(name, sizeof name, &s);
-  ck_assert_str_eq(name, "wg_broadcast_f16_w8_smem_l5");
+  ck_assert_str_eq(name, "wg_broadcast_f16_w8_smem_l5"); /* smem is always lane */
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce f32 sum width=16 variant=xor"), WG_OK);
+  wg_kernel_name(name, sizeof name, &s);
+  ck_assert_str_eq(name, "wg_reduce_f32_sum_w16_xor_vec");
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce f32 sum width=16 variant=xor layout=lane"),
+                   WG_OK);
+  wg_kernel_name(name, sizeof name, &s);
+  ck_assert_str_eq(name, "wg_reduce_f32_sum_w16_xor");
+  ck_assert_str_eq(wg_layout_name(WG_LAYOUT_LANE), "lane");
+  ck_assert_ptr_null(wg_layout_name(WG_LAYOUT_COUNT));
+  /* Lanes a group spans: 16 bytes a lane in the vec layout. */
+  struct { const char *spec; int lanes; } spans[] = {
+    {"reduce f16 sum variant=down", 4},          {"reduce f32 sum width=4 variant=down", 1},
+    {"scan f64 sum width=16 variant=up", 8},     {"reduce bf16 sum width=8 variant=xor", 1},
+    {"match i32 width=16 variant=vote", 16},     {"reduce f32 sum variant=smem", 32},
+    {"reduce f32 sum variant=down layout=lane", 32},
+  };
+  for (size_t i = 0; i < WG_COUNT_OF(spans); i++) {
+    ck_assert_int_eq(wg_spec_parse(ctx, &s, spans[i].spec), WG_OK);
+    wg_spec c = wg_spec_concrete(&s, 0);
+    ck_assert_msg(wg_spec_group_lanes(&c) == spans[i].lanes, "%s: %d lanes", spans[i].spec,
+                  wg_spec_group_lanes(&c));
+  }
   ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce-rows u32 or cols=7"), WG_OK);
   wg_kernel_name(name, sizeof name, &s);
   ck_assert_str_eq(name, "wg_reduce_rows_u32_or_c7");
@@ -343,10 +398,10 @@ START_TEST(template_dir_override) {
   ck_assert_int_eq(wg_context_create(&c2, &o), WG_OK);
   wg_spec s;
   char *out;
-  ck_assert_int_eq(wg_spec_parse(c2, &s, "ballot i32"), WG_OK);
+  ck_assert_int_eq(wg_spec_parse(c2, &s, "ballot i32 layout=lane"), WG_OK);
   ck_assert_int_eq(wg_source(c2, &out, &s), WG_ETEMPLATE);
   ck_assert_ptr_nonnull(strstr(wg_errmsg(c2), "template 'warp_ballot.cu' line 1: unknown key '${typo}'"));
-  ck_assert_int_eq(wg_spec_parse(c2, &s, "any i32"), WG_OK);
+  ck_assert_int_eq(wg_spec_parse(c2, &s, "any i32 layout=lane"), WG_OK);
   ck_assert_int_eq(wg_source(c2, &out, &s), WG_OK);
   free(out);
   wg_context_destroy(c2);
@@ -375,7 +430,11 @@ START_TEST(source_properties) {
     ck_assert_msg(strstr(src, "unsigned long long n"), "%s: 64-bit count", text);
     ck_assert_msg(!strstr(src, "${"), "%s: unfilled key", text);
     ck_assert_msg(!strstr(src, "#include"), "%s: needs no include path", text);
-    if (list[i].width == 32)
+    if (list[i].layout == WG_LAYOUT_VEC)
+      ck_assert_msg(strstr(src, "#define WG_LANES (WG_WIDTH / WG_SUB)") &&
+                        strstr(src, "gmask = ((2u << (WG_LANES - 1u)) - 1u)"),
+                    "%s: lanes and mask of the vec layout", text);
+    else if (list[i].width == 32)
       ck_assert_msg(strstr(src, "gmask = 0xffffffffu"), "%s: full mask", text);
     else
       ck_assert_msg(strstr(src, "((1u << WG_WIDTH) - 1u) << (lane & ~(WG_WIDTH - 1u))"),
@@ -431,7 +490,7 @@ START_TEST(format_null_buffer) {
   int n = wg_spec_format(NULL, 0, &s);
   ck_assert_int_eq(n, (int)strlen("reduce f32 sum width=32 variant=auto"));
   n = wg_kernel_name(NULL, 0, &s);
-  ck_assert_int_eq(n, (int)strlen("wg_reduce_f32_sum_w32_down"));
+  ck_assert_int_eq(n, (int)strlen("wg_reduce_f32_sum_w32_down_vec"));
   ck_assert_int_eq(wg_spec_format(NULL, 0, NULL), WG_EINVAL);
   ck_assert_int_eq(wg_kernel_name(NULL, 0, NULL), WG_EINVAL);
 }
@@ -492,7 +551,7 @@ START_TEST(output_shape_validates) {
   s.op = WG_OP_XOR; /* bitwise on f32 */
   ck_assert_int_eq(wg_output_shape(&count, &size, &s, 65), WG_ESPEC);
   wg_spec_init(&s);
-  s.version = 2;
+  s.version = 1; /* the struct before `layout` */
   ck_assert_int_eq(wg_output_shape(&count, &size, &s, 65), WG_ESPEC);
   wg_spec_init(&s);
   s.arch = -5;
@@ -635,12 +694,12 @@ END_TEST
 START_TEST(template_nul_byte) {
   char *dir = template_copy();
   char path[256];
-  snprintf(path, sizeof path, "%s/warp_kernel.cu", dir);
+  snprintf(path, sizeof path, "%s/warp_vec_kernel.cu", dir); /* the default spec's */
   FILE *f = fopen(path, "wb");
   ck_assert_ptr_nonnull(f);
   fwrite("// head\n\0tail ${body}\n", 1, 22, f);
   fclose(f);
-  expect_template_error(dir, "warp_kernel.cu", "NUL byte at offset 8");
+  expect_template_error(dir, "warp_vec_kernel.cu", "NUL byte at offset 8");
   template_copy_remove(dir);
 }
 END_TEST

@@ -64,7 +64,7 @@ def test_compile_error_carries_a_message(tmp_path):
         pytest.skip("templates/ not beside the package (installed copy)")
     for name in os.listdir(source):
         text = open(os.path.join(source, name)).read()
-        if name == "warp_reduce_shfl.cu":
+        if name == "warp_vec_reduce.cu":
             text += "\nthis is not CUDA;\n"
         (tmp_path / name).write_text(text)
     with warpgen.Context(template_dir=tmp_path, disk_cache=False) as ctx:

@@ -45,7 +45,12 @@ def test_fields_as_keywords():
 
 def test_resolved_variant_and_kernel_name():
     spec = warpgen.Spec("reduce f32 sum width=16 variant=xor")
-    assert spec.kernel_name == "wg_reduce_f32_sum_w16_xor"
+    assert spec.kernel_name == "wg_reduce_f32_sum_w16_xor_vec"
+    assert spec.layout == "vec"
+    lane = spec.replace(layout="lane")
+    assert str(lane) == "reduce f32 sum width=16 variant=xor layout=lane"
+    assert lane.kernel_name == "wg_reduce_f32_sum_w16_xor"
+    assert warpgen.Spec(str(lane)) == lane
     assert spec.resolved_variant == "xor"
     assert warpgen.Spec("reduce f32 sum").resolved_variant != "auto"
 

@@ -29,7 +29,7 @@ WG_EIO = -12
 WG_ENOTFOUND = -13
 WG_ELAUNCH = -14
 
-WG_SPEC_VERSION = 1
+WG_SPEC_VERSION = 2
 WG_OPTIONS_VERSION = 1
 
 
@@ -44,6 +44,7 @@ class wg_spec(ctypes.Structure):
         ("arch", ctypes.c_int),
         ("lane", ctypes.c_int),
         ("cols", ctypes.c_int64),
+        ("layout", ctypes.c_int),
     ]
 
 
@@ -170,6 +171,7 @@ _SIGNATURES = {
     "wg_type_name": (_str, [_int]),
     "wg_operator_name": (_str, [_int]),
     "wg_variant_name": (_str, [_int]),
+    "wg_layout_name": (_str, [_int]),
     "wg_type_size": (_size, [_int]),
     "wg_options_init": (None, [_P(wg_options)]),
     "wg_context_create": (_int, [_P(_ctx), _P(wg_options)]),
@@ -240,4 +242,5 @@ PRIMITIVES = _names(lib.wg_primitive_name)
 TYPES = _names(lib.wg_type_name)
 OPERATORS = _names(lib.wg_operator_name)
 VARIANTS = _names(lib.wg_variant_name)
+LAYOUTS = _names(lib.wg_layout_name)
 TYPE_SIZES = {name: lib.wg_type_size(i) for i, name in enumerate(TYPES)}

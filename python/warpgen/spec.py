@@ -13,13 +13,14 @@ from ._lib import lib
 from .errors import SpecError
 
 _FIELDS = ("primitive", "type", "op", "width", "variant", "arch", "lane",
-           "cols")
+           "cols", "layout")
 # Fields that hold an enum, and the names the library gives its values.
 _ENUMS = {
     "primitive": _lib.PRIMITIVES,
     "type": _lib.TYPES,
     "op": _lib.OPERATORS,
     "variant": _lib.VARIANTS,
+    "layout": _lib.LAYOUTS,
 }
 
 
@@ -63,7 +64,7 @@ class Spec:
 
     Keyword fields override the text (or the defaults, "reduce f32 sum
     width=32 variant=auto", without text): Spec("scan f64 sum", width=8).
-    Enum fields are names (primitive, type, op, variant); width, lane and
+    Enum fields are names (primitive, type, op, variant, layout); width, lane and
     cols are ints; arch is an int (90 for sm_90, 0 for the device's).
     Invalid specs raise SpecError with the library's explanation.
     """
@@ -144,6 +145,12 @@ class Spec:
     @property
     def cols(self):
         return self._c.cols
+
+    @property
+    def layout(self):
+        """"vec" (16 bytes a lane, the default) or "lane" (one element a
+        lane); see wg_layout in warpgen.h."""
+        return _lib.LAYOUTS[self._c.layout]
 
     @property
     def resolved_variant(self):

@@ -8,10 +8,12 @@ between shim.h (the warp intrinsics, emulated with one thread a lane) and
 harness.inc, and run at several sizes on fresh random inputs from the
 reference (refcli.c), which then checks every output.
 
-usage: check_specs.py BUILD_DIR [--sample K] [--jobs J] < SPECS
-  SPECS: one spec a line (e.g. `warpgen list --arch sm_90`); --sample keeps
-  K specs chosen so that every (primitive, variant, type, operator) appears
-  when K allows. Exit 0 when every spec passes.
+usage: check_specs.py BUILD_DIR [--sample K] [--jobs J] [--listed] < SPECS
+  SPECS: one spec a line (e.g. `warpgen list --arch sm_90`); --listed takes
+  that list from BUILD_DIR/warpgen instead of stdin (for Meson). --sample
+  keeps K specs chosen so that every (primitive, variant, type, operator,
+  layout) appears when K allows. Exit 0 when every spec passes, 77 (Meson's
+  skip) when there is no g++ with C++20 <barrier>.
 """
 import argparse
 import collections
@@ -25,7 +27,22 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-SIZES = (1, 7, 33, 1000)
+# Sizes around the trips of both layouts (the vec layout's trip is up to
+# 2048 elements for the emulated block of two warps: 2047 and 2049 sit one
+# off every trip boundary), then the shifted runs:
+# both buffers one element off their 16-byte alignment.
+SIZES = (1, 7, 33, 1000, 2047, 2049, 5003)
+SHIFTED = (1000, 2047)
+TYPE_SIZE = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4, "u32": 4, "f64": 8, "i64": 8, "u64": 8}
+
+
+def have_compiler():
+    try:
+        r = subprocess.run(["g++", "-std=c++20", "-x", "c++", "-fsyntax-only", "-"],
+                           input="#include <barrier>\n", capture_output=True, text=True)
+    except OSError:
+        return False
+    return r.returncode == 0
 
 
 def build_refcli(build, work):
@@ -60,16 +77,21 @@ def check(spec, warpgen, refcli, work):
     if r.returncode:
         return f"FAIL {spec}: g++: {r.stderr[:1500]}"
     failures = []
-    for n in SIZES:
+    runs = [(n, 0) for n in SIZES] + [(n, TYPE_SIZE[spec.split()[1]]) for n in SHIFTED]
+    for n, shift in runs:
         seed = random.getrandbits(63)
         inp, out = os.path.join(work, tag + ".in"), os.path.join(work, tag + ".out")
         out_bytes = subprocess.run([refcli, "fill", spec, str(n), str(seed), inp],
                                    capture_output=True, text=True, check=True).stdout.strip()
-        subprocess.run([exe, inp, str(n), out, out_bytes], check=True, timeout=120)
+        r = subprocess.run([exe, inp, str(n), out, out_bytes, str(shift)], timeout=120,
+                           capture_output=True, text=True)
+        if r.returncode:
+            failures.append(f"FAIL {spec}: {r.stderr.strip()} n={n} shift={shift}")
+            continue
         r = subprocess.run([refcli, "check", spec, str(n), inp, out], capture_output=True,
                            text=True)
         if r.returncode:
-            failures.append(f"{r.stdout.strip()} n={n} seed={seed}")
+            failures.append(f"{r.stdout.strip()} n={n} shift={shift} seed={seed}")
     for path in (cpp, exe):
         os.remove(path)
     return "\n".join(failures)
@@ -80,7 +102,9 @@ def sample(specs, k):
     for s in specs:
         words = s.split()
         op = words[2] if "=" not in words[2] else "none"
-        groups[(words[0], re.search(r"variant=(\w+)", s).group(1), words[1], op)].append(s)
+        layout = re.search(r"layout=(\w+)", s)
+        groups[(words[0], re.search(r"variant=(\w+)", s).group(1), words[1], op,
+                layout.group(1) if layout else "vec")].append(s)
     chosen = [random.choice(v) for v in groups.values()]
     random.shuffle(chosen)
     return chosen[:k]
@@ -91,8 +115,15 @@ def main():
     p.add_argument("build")
     p.add_argument("--sample", type=int, default=0)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--listed", action="store_true")
     a = p.parse_args()
-    specs = [l.strip() for l in sys.stdin if l.strip() and not l.startswith("reduce-")]
+    if not have_compiler():
+        print("emulate: skipped, no g++ with C++20 <barrier>")
+        return 77
+    lines = (subprocess.run([os.path.join(a.build, "warpgen"), "list", "--arch", "sm_90"],
+                            capture_output=True, text=True, check=True).stdout.splitlines()
+             if a.listed else sys.stdin)
+    specs = [l.strip() for l in lines if l.strip() and not l.startswith("reduce-")]
     if a.sample:
         specs = sample(specs, a.sample)
     warpgen = os.path.join(a.build, "warpgen")
@@ -103,7 +134,8 @@ def main():
     failed = [r for r in results if r]
     for r in failed:
         print(r)
-    print(f"emulate: {len(specs)} specs x sizes {SIZES}: {len(specs) - len(failed)} passed, "
+    print(f"emulate: {len(specs)} specs x sizes {SIZES} (+ shifted {SHIFTED}): "
+          f"{len(specs) - len(failed)} passed, "
           f"{len(failed)} failed")
     return 1 if failed else 0
 

@@ -8,7 +8,8 @@
  * because the generated kernels call each intrinsic on every lane of a warp
  * (no lane leaves a loop early). Shuffles follow the CUDA documentation's
  * rules for `width` segments; redux, ballot, any, all and match combine the
- * lanes named in the mask. Not emulated: timing, memory ordering beyond the
+ * lanes named in the mask. uint4 and __ldg serve the vec layout's 16-byte
+ * loads and stores. Not emulated: timing, memory ordering beyond the
  * barriers, more than one block.
  */
 #ifndef WG_EMULATE_SHIM_H
@@ -27,6 +28,8 @@
 #define __shared__
 struct emu_dim3 { unsigned x, y, z; };
 static thread_local emu_dim3 threadIdx;
+struct uint4 { unsigned x, y, z, w; };
+template <class T> static inline T __ldg(const T *p) { return *p; }
 static emu_dim3 blockIdx = {0, 0, 0}, blockDim = {64, 1, 1}, gridDim = {1, 1, 1};
 static std::barrier<> *emu_bar[2];
 static uint64_t emu_slot[2][32];
