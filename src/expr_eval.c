@@ -129,6 +129,19 @@ static double ulp_of(double v, wg_value_type t) {
   return ldexp(1.0, (e < emin ? emin : e) - (digits - 1));
 }
 
+/* A NaN whose quiet bit is clear (random bit patterns make them). */
+static bool is_signaling(wg_value v) {
+  uint64_t bits = 0;
+  if (v.type == WG_VT_F32) {
+    uint32_t b;
+    memcpy(&b, &v.as.f32, sizeof b);
+    return isnan(v.as.f32) && !(b & 0x400000u);
+  }
+  if (v.type != WG_VT_F64) return false;
+  memcpy(&bits, &v.as.f64, sizeof bits);
+  return isnan(v.as.f64) && !(bits & 0x8000000000000ull);
+}
+
 static double max_finite(wg_value_type t) { return t == WG_VT_F32 ? FLT_MAX : DBL_MAX; }
 
 /* An inexact result that is infinite, NaN or could overflow on the GPU
@@ -318,7 +331,7 @@ static ev eval_binary(const wg_expr *e, const node *n, const wg_expr_values *var
     double room = fabs(rx) - r.err;
     err = room > 0 ? (l.err + fabs(z) * r.err) / room : INFINITY;
   }
-  out.err = err > 0 ? err + ulp_of(z, t) : 0;
+  out.err = err != 0 ? err + ulp_of(z, t) : 0; /* a NaN bound stays NaN: settle */
   out.err = settle(&out);
   return out;
 }
@@ -386,19 +399,32 @@ static ev eval_call(const wg_expr *e, const node *n, const wg_expr_values *vars)
   default: z = apply1(n->op, x); break;
   }
   out.v = float_value(t, z);
+  /* abs, min and max only select or clear a sign bit, so a signaling NaN
+   * passes through them unchanged on the GPU: keep the operand's bits */
+  if (n->op == FN_MIN) out.v = x < y || x != x ? a.v : b.v;
+  if (n->op == FN_MAX) out.v = x > y || x != x ? a.v : b.v;
+  if (n->op == FN_ABS) {
+    if (t == WG_VT_F32) out.v.as.f32 = fabsf(a.v.as.f32);
+    else out.v.as.f64 = fabs(a.v.as.f64);
+  }
   double v = num_of(out.v);
   double tol = t == WG_VT_F32 ? f->ulps_f32 : f->ulps_f64;
-  /* Which zero fmin/fmax return for -0 and +0 is not specified. */
-  bool zeros = (n->op == FN_FMIN || n->op == FN_FMAX) && x == 0 && y == 0;
+  /* Which zero fmin/fmax return for -0 and +0 is not specified, nor what
+   * they make of a signaling NaN (glibc returns NaN, the GPU the number). */
+  bool fminmax = n->op == FN_FMIN || n->op == FN_FMAX;
+  bool zeros = fminmax && x == 0 && y == 0;
+  if (fminmax && (is_signaling(a.v) || is_signaling(b.v))) return (ev){out.v, INFINITY};
   double err = 0;
   if (in_err > 0) {
     if (isinf(in_err)) return (ev){out.v, INFINITY};
     switch (f->shape) {
     case EXACT_SELECT: err = in_err; break;
     case LIPSCHITZ1: err = fmin(in_err, 2); break;
-    case MONOTONE:
-      err = fmax(fabs(apply1(n->op, x - a.err) - z), fabs(apply1(n->op, x + a.err) - z));
+    case MONOTONE: { /* the ends of the interval bound the values inside */
+      double lo = fabs(apply1(n->op, x - a.err) - z), hi = fabs(apply1(n->op, x + a.err) - z);
+      err = isnan(lo) || isnan(hi) ? INFINITY : lo > hi ? lo : hi; /* fmax would drop a NaN */
       break;
+    }
     default: /* pow: monotone in each argument where the base is positive */
       err = x - a.err > 0 ? 0 : INFINITY;
       for (int c = 0; c < 4 && err < INFINITY; c++) {
@@ -454,7 +480,8 @@ static ev eval_node(const wg_expr *e, const node *n, const wg_expr_values *vars)
   }
   case K_NEG: {
     ev a = eval_kid(e, n, 0, vars);
-    if (is_float(t)) a.v = float_value(t, -num_of(a.v));
+    if (t == WG_VT_F32) a.v.as.f32 = -a.v.as.f32; /* a sign flip: NaN bits stay */
+    else if (t == WG_VT_F64) a.v.as.f64 = -a.v.as.f64;
     else a.v = int_value(t, 0 - word_of(a.v));
     if (!is_float(t) && a.err > 0) a.err = INFINITY;
     return a;
@@ -464,8 +491,9 @@ static ev eval_node(const wg_expr *e, const node *n, const wg_expr_values *vars)
     ev c = eval_kid(e, n, 0, vars), yes = eval_kid(e, n, 1, vars), no = eval_kid(e, n, 2, vars);
     int b = truth(&c);
     if (b >= 0) return b ? yes : no;
-    /* either branch may be taken: both must agree within the bound */
-    ev r = yes;
+    /* either branch may be taken: both must agree within the bound; the
+     * value is the CPU's own choice */
+    ev r = is_true(c.v) ? yes : no;
     if (is_float(t)) {
       double d = fabs(num_of(yes.v) - num_of(no.v));
       if (d == 0 && signbit(num_of(yes.v)) != signbit(num_of(no.v)))
