@@ -10,6 +10,8 @@
 //        bench/reduce_bench.cu build/libwarpgen.a -L/usr/local/cuda/lib64 \
 //        -lnvrtc -ldl -lpthread
 // Run:  bench/out/reduce_bench --csv reduce_bench.csv [--quick]
+//       [--rows-extremes: only the ceilings and the rows of 2, 4 and 8
+//        columns and 64 x 2^20]
 //
 // Method (the same for every implementation):
 //  - whole arrays of 2^10 .. 2^28 elements (f32, f64, i32, f16), sums;
@@ -218,12 +220,19 @@ template <class T> static void array_section(bool quick) {
   CHECK(cudaFree(temp));
 }
 
-static void rows_section(bool quick) {
+// The shapes of issue 10 where rows fell short: 2 to 8 columns, and few,
+// very long rows (--rows-extremes).
+static const row_shape EXTREME_SHAPES[] = {
+    {1u << 25, 2}, {1u << 24, 4}, {1u << 23, 8}, {64, 1u << 20}};
+
+template <size_t N>
+static void rows_section(bool quick, const row_shape (&shapes)[N]) {
   typedef float T;
   fill_arena<T>();
-  const auto &shapes = ROW_SHAPES;
   int *offsets;
-  CHECK(cudaMalloc(&offsets, ((1u << 24) + 1) * sizeof(int)));
+  u64 most_rows = 0;
+  for (const row_shape &s : shapes) most_rows = std::max(most_rows, (u64)s.rows);
+  CHECK(cudaMalloc(&offsets, (most_rows + 1) * sizeof(int)));
   size_t temp_bytes = 0;
   void *temp = nullptr;
   const size_t total = ((size_t)1 << 26) * sizeof(T);
@@ -314,11 +323,12 @@ static void ceilings() {
 }
 
 int main(int argc, char **argv) {
-  bool quick = false;
+  bool quick = false, extremes = false;
   const char *csv_path = "reduce_bench.csv";
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick")) quick = true;
     else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
+    else if (!strcmp(argv[i], "--rows-extremes")) extremes = true;
   }
   if (!open_csv(csv_path, "impl")) return 2;
   CHECK(cudaSetDevice(0));
@@ -339,11 +349,15 @@ int main(int argc, char **argv) {
   CHECK(cudaMalloc(&g_copy_dst, (size_t)1 << 30));
   CHECK(cudaMalloc(&g_out, (size_t)256 << 20));
   ceilings();
-  rows_section(quick);
-  array_section<float>(quick);
-  array_section<int>(quick);
-  array_section<double>(quick);
-  array_section<__half>(quick);
+  if (extremes) {
+    rows_section(quick, EXTREME_SHAPES);
+  } else {
+    rows_section(quick, ROW_SHAPES);
+    array_section<float>(quick);
+    array_section<int>(quick);
+    array_section<double>(quick);
+    array_section<__half>(quick);
+  }
   fclose(g_csv);
   wg_context_destroy(g_ctx);
   printf("\n%s: %d mismatches\n", g_failures ? "FAILED" : "ok", g_failures);

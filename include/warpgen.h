@@ -243,7 +243,8 @@ WG_API int wg_context_create(wg_context **out, const wg_options *options);
 /* Unloads every module this context loaded, releases the primary context it
  * retained (if any) and frees the context. NULL is a no-op. Must not be
  * called while work launched through the context is still needed on a
- * stream that has not been synchronised. */
+ * stream that has not been synchronised, nor while a graph that captured
+ * its calls may still be launched. */
 WG_API void wg_context_destroy(wg_context *ctx);
 
 /* The message for the last failed call on ctx ("" after a success; never
@@ -451,19 +452,33 @@ WG_API int wg_output_shape(uint64_t *count, size_t *elem_size,
  * Asynchronous on stream. For a given input, device and n the result is the
  * same bits on every run (a fixed combining order; no atomics on values).
  *
- * Concurrency: the kernels keep their small workspace in their own module,
- * so no call allocates. Hence two calls on one context with the same type,
- * operator (and, for rows, the same row shape) must not run at the same
- * time on different streams; calls on one stream are always fine. A host
- * that reduces on several streams at once uses one context per stream
- * (contexts are cheap). */
+ * Streams: calls may overlap freely, on any streams of ctx's CUDA context,
+ * from one wg_context or several, and every result is right. A launch
+ * whose blocks combine through device memory (more than one block: above
+ * about 1024 16-byte vectors, or few very long rows) gets a workspace of
+ * 72 KiB (partials and tickets) that no launch in flight on another stream
+ * uses. Each context keeps a pool of up to 32: the first call on a stream
+ * that finds none free allocates one (cuMemAlloc and a 8 KiB memset, once);
+ * after that a call allocates nothing, never waits on the host, and adds a
+ * cuEventRecord on `stream`. With more than 32 streams in flight at once a
+ * call makes `stream` wait (on the GPU, cuStreamWaitEvent) for the oldest
+ * workspace's last launch. Smaller calls need no workspace.
+ *
+ * CUDA graphs: a call on a stream that is being captured
+ * (cuStreamBeginCapture, torch.cuda.graph) puts a workspace of its own into
+ * the graph (cuMemAllocAsync, a memset and cuMemFreeAsync nodes), so every
+ * replay is self-contained and may run beside eager calls and other graphs.
+ * Make one call of each kind before capturing, so that nothing is compiled
+ * or loaded during the capture, and keep ctx alive while the graph may run
+ * (the graph launches ctx's loaded kernels). */
 WG_API int wg_reduce(wg_context *ctx, wg_type type, wg_operator op,
                      uint64_t in, uint64_t n, uint64_t out, void *stream);
 
 /* Reduces each of `rows` rows of `cols` elements (row r starts at element
  * r * row_stride of `in`; row_stride >= cols) into out[r]. rows == 0 is a
  * no-op; cols == 0 writes the identity to each row. Asynchronous; the same
- * bits on every run; the concurrency rule of wg_reduce applies. */
+ * bits on every run; streams and graphs as for wg_reduce (only few very
+ * long rows, split over several blocks each, use a workspace). */
 WG_API int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op,
                           uint64_t in, uint64_t rows, uint64_t cols,
                           uint64_t row_stride, uint64_t out, void *stream);

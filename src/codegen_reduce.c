@@ -11,6 +11,7 @@
 #include "reduce.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* Smallest power of two >= x, for x <= 2^30. */
 static uint64_t pow2_at_least(uint64_t x) {
@@ -25,10 +26,32 @@ static uint64_t pow2_at_least(uint64_t x) {
  * Longer: a warp or blocks per row. */
 #define WG_SHORT_ROW_VECTORS 256u
 
+static uint64_t gcd(uint64_t a, uint64_t b) {
+  while (b) {
+    const uint64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* Packed tiny rows: the fewest whole rows that fill whole 16-byte vectors
+ * (so every chunk is aligned when the base is), and enough chunks a thread
+ * for about 4 vectors in flight. */
+static void pack_shape(wg_rows_shape *shape, uint64_t size, int64_t cols) {
+  const uint64_t bytes = (uint64_t)cols * size;
+  if (cols < 1 || bytes > WG_PACK_MAX_ROW_BYTES) return;
+  const uint64_t chunk = bytes / gcd(bytes, 16) * 16; /* lcm(bytes, 16) */
+  shape->pack_rows = (int)(chunk / bytes);
+  shape->pack_vectors = (int)(chunk / 16);
+  shape->pack_unroll = shape->pack_vectors >= 4 ? 1 : 4 / shape->pack_vectors;
+}
+
 wg_rows_shape wg_rows_shape_for(wg_type type, int64_t cols) {
-  wg_rows_shape shape = {true, 32, 1, 1};
+  wg_rows_shape shape = {true, 32, 1, 1, 0, 0, 0};
   const uint64_t vec = 16u / wg_types[type].size;
   if (cols <= 0) return shape;
+  pack_shape(&shape, wg_types[type].size, cols);
   const uint64_t vectors = ((uint64_t)cols + vec - 1) / vec;
   if (vectors > WG_SHORT_ROW_VECTORS) return shape;
   shape.long_rows = false;
@@ -50,6 +73,8 @@ wg_rows_shape wg_rows_shape_for(wg_type type, int64_t cols) {
 
 int64_t wg_rows_spec_cols(wg_type type, uint64_t cols) {
   const uint64_t vec = 16u / wg_types[type].size;
+  if (cols >= 1 && cols <= WG_PACK_MAX_ROW_BYTES / wg_types[type].size)
+    return (int64_t)cols;
   const uint64_t vectors = cols / vec + (cols % vec != 0);
   if (vectors > WG_SHORT_ROW_VECTORS) return 0;
   return (int64_t)(pow2_at_least(vectors ? vectors : 1) * vec);
@@ -58,8 +83,10 @@ int64_t wg_rows_spec_cols(wg_type type, uint64_t cols) {
 static int codegen_array(wg_context *ctx, wg_buf *out, const wg_spec *s,
                          const char *spec_text, const char *kernel,
                          const char *prelude, const char *helpers) {
-  char block[16], unroll[16], max_blocks[16];
+  char block[16], unroll[16], max_blocks[16], tickets[16], partial[16];
   snprintf(block, sizeof block, "%u", WG_REDUCE_BLOCK);
+  snprintf(tickets, sizeof tickets, "%u", WG_WORKSPACE_TICKET_BYTES);
+  snprintf(partial, sizeof partial, "%u", WG_WORKSPACE_PARTIAL_BYTES);
   snprintf(unroll, sizeof unroll, "%d", WG_REDUCE_UNROLL);
   snprintf(max_blocks, sizeof max_blocks, "%u", WG_REDUCE_MAX_BLOCKS);
   (void)s;
@@ -68,6 +95,7 @@ static int codegen_array(wg_context *ctx, wg_buf *out, const wg_spec *s,
     {"prelude", prelude}, {"helpers", helpers},
     {"kernel", kernel},   {"block", block},
     {"unroll", unroll},   {"max_blocks", max_blocks},
+    {"ticket_bytes", tickets}, {"partial_bytes", partial},
   };
   return wg_template_render(ctx, out, "array_reduce.cu", vars, WG_COUNT_OF(vars));
 }
@@ -77,7 +105,9 @@ static int codegen_rows(wg_context *ctx, wg_buf *out, const wg_spec *s,
                         const char *prelude, const char *helpers) {
   const wg_rows_shape shape = wg_rows_shape_for(s->type, s->cols);
   char block[16], long_rows[4], group[16], vpl[16], rpr[16], split_rows[16],
-      partials[16], summary[256];
+      partials[16], tickets[16], partial[16], summary[400], pack[4][16];
+  snprintf(tickets, sizeof tickets, "%u", WG_WORKSPACE_TICKET_BYTES);
+  snprintf(partial, sizeof partial, "%u", WG_WORKSPACE_PARTIAL_BYTES);
   snprintf(block, sizeof block, "%u", WG_REDUCE_BLOCK);
   snprintf(long_rows, sizeof long_rows, "%d", shape.long_rows ? 1 : 0);
   snprintf(group, sizeof group, "%d", shape.group);
@@ -85,6 +115,10 @@ static int codegen_rows(wg_context *ctx, wg_buf *out, const wg_spec *s,
   snprintf(rpr, sizeof rpr, "%d", shape.rows_per_round);
   snprintf(split_rows, sizeof split_rows, "%u", WG_ROWS_MAX_SPLIT_ROWS);
   snprintf(partials, sizeof partials, "%u", WG_ROWS_MAX_PARTIALS);
+  snprintf(pack[0], sizeof pack[0], "%lld", shape.pack_rows ? (long long)s->cols : 0ll);
+  snprintf(pack[1], sizeof pack[1], "%d", shape.pack_rows);
+  snprintf(pack[2], sizeof pack[2], "%d", shape.pack_vectors);
+  snprintf(pack[3], sizeof pack[3], "%d", shape.pack_unroll);
   if (shape.long_rows)
     snprintf(summary, sizeof summary,
              "The shape for long rows (cols=%lld): a warp per row when there "
@@ -97,6 +131,16 @@ static int codegen_rows(wg_context *ctx, wg_buf *out, const wg_spec *s,
              (long long)s->cols, shape.group, shape.group == 1 ? "" : "s",
              shape.vectors_per_lane, shape.vectors_per_lane == 1 ? "" : "s",
              shape.rows_per_round, shape.rows_per_round == 1 ? "" : "s");
+  if (shape.pack_rows) {
+    const size_t used = strlen(summary);
+    snprintf(summary + used, sizeof summary - used,
+             "\n * Packed rows (stride == cols, 16-byte aligned base): %d "
+             "row%s a thread\n * in %d 16-byte vector%s, %d such chunk%s in "
+             "flight.",
+             shape.pack_rows, shape.pack_rows == 1 ? "" : "s", shape.pack_vectors,
+             shape.pack_vectors == 1 ? "" : "s", shape.pack_unroll,
+             shape.pack_unroll == 1 ? "" : "s");
+  }
   const wg_template_var vars[] = {
     {"spec", spec_text},
     {"version", WG_VERSION_STRING},
@@ -111,6 +155,9 @@ static int codegen_rows(wg_context *ctx, wg_buf *out, const wg_spec *s,
     {"rows_per_round", rpr},
     {"max_split_rows", split_rows},
     {"max_row_partials", partials},
+    {"ticket_bytes", tickets}, {"partial_bytes", partial},
+    {"pack_cols", pack[0]}, {"pack_rows", pack[1]},
+    {"pack_vectors", pack[2]}, {"pack_unroll", pack[3]},
   };
   return wg_template_render(ctx, out, "rows_reduce.cu", vars, WG_COUNT_OF(vars));
 }

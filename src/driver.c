@@ -20,6 +20,7 @@
 #include "driver.h"
 
 #include "kernel.h"
+#include "workspace.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -80,9 +81,15 @@ static const driver_entry driver_entries[] = {
     ENTRY(MemcpyDtoHAsync, "cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2"),
     ENTRY(MemsetD8Async, "cuMemsetD8Async", "cuMemsetD8Async"),
     ENTRY(StreamSynchronize, "cuStreamSynchronize", "cuStreamSynchronize"),
+    ENTRY(StreamGetId, "cuStreamGetId", "cuStreamGetId"),
+    ENTRY(StreamIsCapturing, "cuStreamIsCapturing", "cuStreamIsCapturing"),
+    ENTRY(StreamWaitEvent, "cuStreamWaitEvent", "cuStreamWaitEvent"),
+    ENTRY(MemAllocAsync, "cuMemAllocAsync", "cuMemAllocAsync"),
+    ENTRY(MemFreeAsync, "cuMemFreeAsync", "cuMemFreeAsync"),
     ENTRY(EventCreate, "cuEventCreate", "cuEventCreate"),
     ENTRY(EventDestroy, "cuEventDestroy", "cuEventDestroy_v2"),
     ENTRY(EventRecord, "cuEventRecord", "cuEventRecord"),
+    ENTRY(EventQuery, "cuEventQuery", "cuEventQuery"),
     ENTRY(EventSynchronize, "cuEventSynchronize", "cuEventSynchronize"),
     ENTRY(EventElapsedTime, "cuEventElapsedTime", "cuEventElapsedTime"),
 };
@@ -352,8 +359,10 @@ void wg_device_leave(wg_context *ctx, wg_device_scope *scope) {
 void wg_device_release(wg_context *ctx) {
   if (!ctx)
     return;
-  /* Modules belong to the CUDA context: unload them while it still lives. */
+  /* Modules and workspaces belong to the CUDA context: release them while
+   * it still lives. */
   wg_kernel_table_free(ctx);
+  wg_workspace_pool_free(ctx);
   struct wg_device_state *state = ctx->device;
   if (!state)
     return;

@@ -63,9 +63,15 @@ typedef struct wg_driver_api {
   CUresult (*MemsetD8Async)(CUdeviceptr dst, unsigned char value,
                             size_t bytes, CUstream stream);
   CUresult (*StreamSynchronize)(CUstream stream);
+  CUresult (*StreamGetId)(CUstream stream, unsigned long long *id);
+  CUresult (*StreamIsCapturing)(CUstream stream, CUstreamCaptureStatus *status);
+  CUresult (*StreamWaitEvent)(CUstream stream, CUevent event, unsigned int flags);
+  CUresult (*MemAllocAsync)(CUdeviceptr *ptr, size_t bytes, CUstream stream);
+  CUresult (*MemFreeAsync)(CUdeviceptr ptr, CUstream stream);
   CUresult (*EventCreate)(CUevent *event, unsigned int flags);
   CUresult (*EventDestroy)(CUevent event);
   CUresult (*EventRecord)(CUevent event, CUstream stream);
+  CUresult (*EventQuery)(CUevent event);
   CUresult (*EventSynchronize)(CUevent event);
   CUresult (*EventElapsedTime)(float *ms, CUevent start, CUevent end);
 } wg_driver_api;
@@ -79,6 +85,7 @@ struct wg_device_state {
   wg_device_info info;  /* arch, SM count, name, ... of cu_device */
   int max_threads_per_sm;
   int max_shared_per_block_optin; /* bytes a kernel may opt in to */
+  struct wg_workspace_pool *workspaces; /* the reductions' (workspace.c) */
 };
 
 /* The driver table, loading libcuda.so.1 on first use. WG_ENODRIVER (with a

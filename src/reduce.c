@@ -2,12 +2,12 @@
  * reduce.c - the whole-array and row reductions users call (wg_reduce,
  * wg_reduce_rows): argument checks, the spec, the launch shape, the launch.
  *
- * Both kernels keep their workspace (partials and "last block" tickets) in
- * their own module's global memory, so a call allocates nothing and needs
- * no memset: the last block resets what it used. One consequence: launches
- * of the same kernel (same type, operator and row shape) of one context
- * must not run at the same time on different streams; launches on one
- * stream are always in order.
+ * A launch whose blocks combine through memory (partials and a "last
+ * block" ticket) gets a workspace of its own for its stream (workspace.c):
+ * launches on different streams never share one, and a launch needs no
+ * allocation and no memset once the context's pool holds a workspace for
+ * its stream. Launches of one block, short rows and a warp or a block per
+ * row need none and pass NULL.
  *
  * Every launch is asynchronous on the caller's stream; arguments are
  * checked before the GPU is touched.
@@ -15,6 +15,7 @@
 #include "driver.h"
 #include "kernel.h"
 #include "reduce.h"
+#include "workspace.h"
 
 /* gridDim.x may not exceed this. */
 #define WG_MAX_GRID 0x7fffffffull
@@ -33,9 +34,13 @@ static int reduce_spec(wg_context *ctx, wg_spec *spec, wg_primitive primitive,
   return wg_spec_validate(ctx, spec);
 }
 
-/* Launches kernel k with `grid` blocks of WG_REDUCE_BLOCK threads. */
+/* Launches kernel k with `grid` blocks of WG_REDUCE_BLOCK threads. The
+ * last parameter is the workspace pointer, filled here: a workspace for
+ * `stream` whose first `ticket_bytes` are zero, or NULL for ticket_bytes 0
+ * (a launch whose blocks do not combine through memory). */
 static int launch(wg_context *ctx, const wg_kernel *k, uint64_t grid,
-                  void **params, void *stream) {
+                  void **params, CUdeviceptr *workspace, size_t ticket_bytes,
+                  void *stream) {
   if ((unsigned)k->max_block_size < WG_REDUCE_BLOCK)
     return wg_fail(ctx, WG_ECUDA, "%s allows %d threads a block; it needs %u",
                    k->name, k->max_block_size, WG_REDUCE_BLOCK);
@@ -45,11 +50,19 @@ static int launch(wg_context *ctx, const wg_kernel *k, uint64_t grid,
   const wg_driver_api *api = NULL;
   int status = wg_device_enter(ctx, &scope, &api);
   if (status != WG_OK) return status;
-  status = wg_cuda_status(ctx,
-                          api->LaunchKernel(k->function, (unsigned)grid, 1, 1,
-                                            WG_REDUCE_BLOCK, 1, 1, 0,
-                                            (CUstream)stream, params, NULL),
-                          "cuLaunchKernel");
+  const CUstream s = (CUstream)stream;
+  wg_workspace ws = {0, -1, 0};
+  if (ticket_bytes) status = wg_workspace_acquire(ctx, api, s, ticket_bytes, &ws);
+  if (status == WG_OK) {
+    *workspace = ws.ptr;
+    status = wg_cuda_status(ctx,
+                            api->LaunchKernel(k->function, (unsigned)grid, 1, 1,
+                                              WG_REDUCE_BLOCK, 1, 1, 0, s,
+                                              params, NULL),
+                            "cuLaunchKernel");
+    const int released = wg_workspace_release(ctx, api, s, &ws, status == WG_OK);
+    if (status == WG_OK) status = released;
+  }
   wg_device_leave(ctx, &scope);
   if (status == WG_OK) wg_errmsg_clear(ctx);
   return status;
@@ -78,10 +91,12 @@ int wg_reduce(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
   if (grid > k->default_grid) grid = k->default_grid;
   if (grid > WG_REDUCE_MAX_BLOCKS) grid = WG_REDUCE_MAX_BLOCKS;
 
-  CUdeviceptr in_ptr = (CUdeviceptr)in, out_ptr = (CUdeviceptr)out;
+  CUdeviceptr in_ptr = (CUdeviceptr)in, out_ptr = (CUdeviceptr)out, workspace = 0;
   unsigned long long count = (unsigned long long)n;
-  void *params[] = {&in_ptr, &count, &out_ptr};
-  return launch(ctx, k, grid, params, stream);
+  void *params[] = {&in_ptr, &count, &out_ptr, &workspace};
+  /* One block folds alone; more share one ticket. */
+  return launch(ctx, k, grid, params, &workspace, grid > 1 ? sizeof(unsigned) : 0,
+                stream);
 }
 
 int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
@@ -122,7 +137,18 @@ int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
   const uint64_t warps_per_block = WG_REDUCE_BLOCK / 32u;
   uint64_t grid;
   unsigned split = 0;
-  if (!shape.long_rows) {
+  const bool packed = shape.pack_rows && (uint64_t)spec.cols == cols &&
+                      (rows == 1 || row_stride == cols) && in % 16 == 0;
+  if (packed) {
+    /* Tiny rows that touch: chunks of pack_rows rows, pack_unroll chunks a
+     * thread a sweep; split = 1 tells the kernel. */
+    split = 1;
+    const uint64_t chunks = rows / (uint64_t)shape.pack_rows +
+                            (rows % (uint64_t)shape.pack_rows != 0);
+    const uint64_t per_block = (uint64_t)WG_REDUCE_BLOCK * (uint64_t)shape.pack_unroll;
+    grid = chunks / per_block + (chunks % per_block != 0);
+    if (grid > resident) grid = resident;
+  } else if (!shape.long_rows) {
     const uint64_t rows_per_tile = (WG_REDUCE_BLOCK / (uint64_t)shape.group) *
                                    (uint64_t)shape.rows_per_round;
     grid = rows / rows_per_tile + (rows % rows_per_tile != 0);
@@ -133,12 +159,14 @@ int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
     if (grid > resident) grid = resident;
   } else {
     /* A block per row; too few rows to fill the GPU: several, each at
-     * least 32 vectors a thread, within the workspace. */
+     * least 32 vectors a thread, within the workspace. Never more blocks
+     * than are resident: rounding up (576 blocks for 528 resident at 64
+     * rows) left a second, nearly empty wave that idles most of the GPU. */
     split = 1;
     const uint64_t sms = (uint64_t)ctx->device->info.sm_count;
     if (rows < sms * 4 && rows <= WG_ROWS_MAX_SPLIT_ROWS) {
       const uint64_t vectors = cols / (16u / size);
-      uint64_t want = (resident + rows - 1) / rows;
+      uint64_t want = resident / rows;
       const uint64_t most = vectors / ((uint64_t)WG_REDUCE_BLOCK * 32u);
       if (want > most) want = most;
       if (want > WG_ROWS_MAX_PARTIALS / rows) want = WG_ROWS_MAX_PARTIALS / rows;
@@ -148,8 +176,10 @@ int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
     grid = rows * split;
   }
 
-  CUdeviceptr in_ptr = (CUdeviceptr)in, out_ptr = (CUdeviceptr)out;
+  CUdeviceptr in_ptr = (CUdeviceptr)in, out_ptr = (CUdeviceptr)out, workspace = 0;
   unsigned long long nrows = rows, ncols = cols, stride = row_stride;
-  void *params[] = {&in_ptr, &nrows, &ncols, &stride, &out_ptr, &split};
-  return launch(ctx, k, grid, params, stream);
+  void *params[] = {&in_ptr, &nrows, &ncols, &stride, &out_ptr, &split, &workspace};
+  /* Only split rows combine through memory: a ticket a row. */
+  return launch(ctx, k, grid, params, &workspace,
+                split > 1 ? (size_t)rows * sizeof(unsigned) : 0, stream);
 }

@@ -1,8 +1,8 @@
 /*
  * reduce.h - what the whole-array and row reductions share between the
  * source they generate (codegen_reduce.c) and the launches (reduce.c): the
- * block size the templates are compiled for, the sizes of the workspaces
- * kept in each module's global memory, and the choice of row shape.
+ * block size the templates are compiled for, the layout of the workspace a
+ * launch gets (workspace.c), and the choice of row shape.
  *
  * The numbers come from measurements on an H200 (docs/reduce-design.md).
  */
@@ -25,21 +25,43 @@
 #define WG_ROWS_MAX_SPLIT_ROWS 2048u
 #define WG_ROWS_MAX_PARTIALS 8192u
 
+/* A launch's workspace: the "last block" tickets (one a row of a split row
+ * launch; the whole-array kernel uses the first), zero between launches,
+ * then the partials (each at most WG_WORKSPACE_PARTIAL_BYTES, the widest
+ * accumulator; the templates assert it). */
+#define WG_WORKSPACE_TICKET_BYTES (WG_ROWS_MAX_SPLIT_ROWS * 4u)
+#define WG_WORKSPACE_PARTIALS \
+  (WG_ROWS_MAX_PARTIALS > WG_REDUCE_MAX_BLOCKS ? WG_ROWS_MAX_PARTIALS \
+                                               : WG_REDUCE_MAX_BLOCKS)
+#define WG_WORKSPACE_PARTIAL_BYTES 8u
+#define WG_WORKSPACE_BYTES \
+  (WG_WORKSPACE_TICKET_BYTES + WG_WORKSPACE_PARTIALS * WG_WORKSPACE_PARTIAL_BYTES)
+
 /* How a reduce-rows kernel maps rows onto threads. */
 typedef struct wg_rows_shape {
   bool long_rows;       /* a warp or blocks per row (split chosen at launch) */
   int group;            /* short rows: lanes per row (1, 2, ..., 32) */
   int vectors_per_lane; /* short rows: 16-byte vectors a lane per pass */
   int rows_per_round;   /* short rows: rows a group has in flight */
+  /* Tiny rows (at most 32 bytes) also have a packed path, taken when the
+   * rows touch (stride == cols) and the base is 16-byte aligned: the
+   * matrix is read as one flat array, each thread taking pack_rows whole
+   * rows that fill exactly pack_vectors 16-byte vectors, pack_unroll such
+   * chunks in flight. pack_rows 0: no packed path. */
+  int pack_rows, pack_vectors, pack_unroll;
 } wg_rows_shape;
 
 /* The shape for rows of `cols` elements of `type` (cols 0: any length, the
  * long-row shape). */
 wg_rows_shape wg_rows_shape_for(wg_type type, int64_t cols);
 
+/* The most bytes a row may have for the packed path. */
+#define WG_PACK_MAX_ROW_BYTES 32u
+
 /* The cols a reduce-rows spec is made with for rows of `cols` elements:
  * the longest row length of the same shape, so that row lengths that share
- * a shape share one kernel (and one compile). 0 for long rows. */
+ * a shape share one kernel (and one compile); tiny rows (the packed path
+ * unrolls over their exact length) get their own. 0 for long rows. */
 int64_t wg_rows_spec_cols(wg_type type, uint64_t cols);
 
 #endif /* WG_REDUCE_H */

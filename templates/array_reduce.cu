@@ -17,21 +17,21 @@
  *  - The grid depends only on n and the device, and every fold has a fixed
  *    order: the same input gives the same bits on every run.
  *
- * The partials and the ticket live in this module's own global memory: one
- * workspace per loaded module, zeroed when the module is loaded.
+ * The partials and the ticket live in the launch's `workspace` (tickets
+ * first, then partials), which the launcher gives each launch in flight
+ * for itself, its ticket zero; launches of one block never touch it.
  */
 ${prelude}
 #define WG_BLOCK ${block}         /* threads a block; launches use exactly this */
 #define WG_UNROLL ${unroll}        /* 16-byte loads in flight a thread */
 #define WG_MAX_BLOCKS ${max_blocks} /* the most blocks a launch may have */
-
-__device__ wg_acc wg_partials[WG_MAX_BLOCKS];
-__device__ unsigned int wg_ticket;
+#define WG_TICKET_BYTES ${ticket_bytes} /* where the workspace's partials start */
+static_assert(sizeof(wg_acc) <= ${partial_bytes}, "the workspace's partials are too small");
 
 ${helpers}
 extern "C" __global__ void __launch_bounds__(WG_BLOCK)
 ${kernel}(const wg_elem *__restrict__ in, unsigned long long n,
-    wg_elem *__restrict__ out)
+    wg_elem *__restrict__ out, unsigned char *workspace)
 {
   const wg_parts<unsigned long long> part = wg_split(in, n);
   const unsigned long long head = part.head, vectors = part.vectors, tail = part.tail;
@@ -64,11 +64,13 @@ ${kernel}(const wg_elem *__restrict__ in, unsigned long long n,
     if (threadIdx.x == 0) *out = wg_store(acc);
     return;
   }
+  unsigned int *const wg_ticket = (unsigned int *)workspace;
+  wg_acc *const wg_partials = (wg_acc *)(workspace + WG_TICKET_BYTES);
   __shared__ bool last_block;
   if (threadIdx.x == 0) {
     wg_partials[blockIdx.x] = acc;
     __threadfence(); /* the partial is visible before the ticket is taken */
-    last_block = atomicAdd(&wg_ticket, 1u) == gridDim.x - 1;
+    last_block = atomicAdd(wg_ticket, 1u) == gridDim.x - 1;
   }
   __syncthreads();
   if (!last_block) return;
@@ -89,6 +91,6 @@ ${kernel}(const wg_elem *__restrict__ in, unsigned long long n,
   acc = wg_block_fold(acc);
   if (threadIdx.x == 0) {
     *out = wg_store(acc);
-    wg_ticket = 0; /* ready for the next launch */
+    *wg_ticket = 0; /* ready for the workspace's next launch */
   }
 }

@@ -19,23 +19,128 @@ ${prelude}
  *   their loads in flight at once (longer rows take more rounds).
  * WG_LONG_ROWS 1: a warp per row (launch argument split = 0), or `split`
  *   blocks per row (split >= 1; with split > 1 the last block of a row to
- *   finish folds the row's partials in order). */
+ *   finish folds the row's partials in order). Split launches keep a ticket
+ *   a row and the partials in the launch's `workspace` (tickets first, zero
+ *   at the start; the launcher gives each launch in flight its own); other
+ *   launches get NULL and never touch it. */
 #define WG_LONG_ROWS ${long_rows}
 #define WG_GROUP ${group}
 #define WG_VECTORS_PER_LANE ${vectors_per_lane}
 #define WG_ROWS_PER_ROUND ${rows_per_round}
 #define WG_MAX_SPLIT_ROWS ${max_split_rows} /* rows a split launch may have */
 #define WG_MAX_ROW_PARTIALS ${max_row_partials} /* rows * split, at most */
+/* Packed tiny rows (WG_PACK_ROWS 0: none): launch argument split = 1 says
+ * the rows touch (stride == cols == WG_PACK_COLS) from a 16-byte aligned
+ * base; each thread then reads WG_PACK_ROWS whole rows as WG_PACK_VECTORS
+ * 16-byte vectors, WG_PACK_UNROLL such chunks in flight. */
+#define WG_PACK_COLS ${pack_cols}
+#define WG_PACK_ROWS ${pack_rows}
+#define WG_PACK_VECTORS ${pack_vectors}
+#define WG_PACK_UNROLL ${pack_unroll}
+#define WG_TICKET_BYTES ${ticket_bytes} /* where the workspace's partials start */
+static_assert(sizeof(wg_acc) <= ${partial_bytes}, "the workspace's partials are too small");
 
 ${helpers}
+#if WG_PACK_ROWS
+/* The widest store that writes R elements at once (4, 8 or 16 bytes). */
+template <int B> struct wg_word { enum { ok = 0 }; typedef unsigned char type; };
+template <> struct wg_word<4> { enum { ok = 1 }; typedef unsigned int type; };
+template <> struct wg_word<8> { enum { ok = 1 }; typedef uint2 type; };
+template <> struct wg_word<16> { enum { ok = 1 }; typedef uint4 type; };
+
+/* Writes R consecutive results; `wide`: out is aligned to all R of them. */
+template <int R>
+static __device__ __forceinline__ void wg_store_rows(wg_elem *out, const wg_acc (&acc)[R],
+                                                     bool wide) {
+  typedef wg_word<R * (int)sizeof(wg_elem)> words;
+  typedef typename words::type word;
+  if constexpr (words::ok) {
+    if (wide) {
+      union {
+        word w;
+        wg_elem e[R];
+      } u;
+#pragma unroll
+      for (int k = 0; k < R; k++) u.e[k] = wg_store(acc[k]);
+      *(word *)out = u.w;
+      return;
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < R; k++) out[k] = wg_store(acc[k]);
+}
+
+/* Packed tiny rows: the matrix is one flat, aligned array of chunks of
+ * WG_PACK_ROWS rows; thread t takes chunk t of each sweep of the grid, so
+ * every load instruction of a warp reads consecutive memory. A row's
+ * elements fold in order. The last, partial chunk is read element by
+ * element. */
+static __device__ __forceinline__ void wg_rows_packed(const wg_elem *__restrict__ in,
+    unsigned long long rows, wg_elem *__restrict__ out)
+{
+  const int C = WG_PACK_COLS, R = WG_PACK_ROWS, V = WG_PACK_VECTORS, U = WG_PACK_UNROLL;
+  union chunk {
+    uint4 raw[V];
+    wg_elem e[R * C];
+  };
+  const unsigned long long full = rows / R, chunks = full + (rows % R != 0);
+  const unsigned long long lanes = (unsigned long long)gridDim.x * WG_BLOCK;
+  const uint4 *body = (const uint4 *)in;
+  const bool wide = (unsigned long long)out % (R * sizeof(wg_elem)) == 0;
+  for (unsigned long long c0 = (unsigned long long)blockIdx.x * WG_BLOCK + threadIdx.x;
+       c0 < chunks; c0 += U * lanes) {
+    chunk x[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const unsigned long long c = c0 + u * lanes;
+      if (c < full) {
+#pragma unroll
+        for (int m = 0; m < V; m++) x[u].raw[m] = __ldg(body + c * V + m);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const unsigned long long c = c0 + u * lanes;
+      if (c < full) {
+        wg_acc acc[R];
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+          acc[k] = wg_load(x[u].e[k * C]);
+#pragma unroll
+          for (int j = 1; j < C; j++) acc[k] = wg_combine(acc[k], wg_load(x[u].e[k * C + j]));
+        }
+        wg_store_rows<R>(out + c * R, acc, wide);
+      } else if (c < chunks) {
+        for (unsigned long long row = c * R; row < rows; row++) {
+          wg_acc a = wg_load(in[row * C]);
+          for (int j = 1; j < C; j++) a = wg_combine(a, wg_load(in[row * C + j]));
+          out[row] = wg_store(a);
+        }
+      }
+    }
+  }
+}
+#endif
+
 #if !WG_LONG_ROWS
 /* Short rows: the block takes tiles of (WG_BLOCK / WG_GROUP) * rounds rows;
  * every lane of a tile runs the same passes, so the shuffles see all lanes. */
 static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
     unsigned long long rows, unsigned long long cols, unsigned long long stride,
-    wg_elem *__restrict__ out, unsigned split)
+    wg_elem *__restrict__ out, unsigned split, unsigned char *workspace)
 {
+  (void)workspace;
+#if WG_PACK_ROWS
+  /* The launcher's choice, checked again: any other call takes the
+   * general path below, which any grid suits. */
+  if (split == 1 && cols == WG_PACK_COLS && (rows == 1 || stride == cols) &&
+      (unsigned long long)in % 16 == 0) {
+    wg_rows_packed(in, rows, out);
+    return;
+  }
+#else
   (void)split;
+#endif
   const int G = WG_GROUP, V = WG_VECTORS_PER_LANE, R = WG_ROWS_PER_ROUND;
   const int GROUPS = WG_BLOCK / G;
   const int SCALARS = (WG_VEC - 1 + G - 1) / G; /* head/tail slots a lane */
@@ -105,9 +210,6 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
   }
 }
 #else
-__device__ wg_acc wg_row_partials[WG_MAX_ROW_PARTIALS];
-__device__ unsigned int wg_row_tickets[WG_MAX_SPLIT_ROWS];
-
 /* Folds vectors [begin, end) of body, `step` apart from this thread's
  * `start`, U loads in flight. */
 template <int U>
@@ -127,7 +229,7 @@ static __device__ __forceinline__ wg_acc wg_fold_span(const uint4 *body,
 
 static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
     unsigned long long rows, unsigned long long cols, unsigned long long stride,
-    wg_elem *__restrict__ out, unsigned split)
+    wg_elem *__restrict__ out, unsigned split, unsigned char *workspace)
 {
   if (split == 0) { /* a warp per row; the loop test is the same for the warp */
     const unsigned lane = threadIdx.x & 31u;
@@ -146,7 +248,12 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
     }
     return;
   }
-  /* `split` blocks per row, each a contiguous share of the row's vectors. */
+  /* `split` blocks per row, interleaved: in round r, thread t of the
+   * row's block c reads vector (r * split + c) * WG_BLOCK + t, so the
+   * row's blocks sweep one window of it together. */
+  unsigned int *const wg_row_tickets = (unsigned int *)workspace;
+  wg_acc *const wg_row_partials = (wg_acc *)(workspace + WG_TICKET_BYTES);
+  __shared__ bool last_block;
   for (unsigned long long item = blockIdx.x; item < rows * split; item += gridDim.x) {
     const unsigned long long row = item / split;
     const unsigned chunk = (unsigned)(item % split);
@@ -158,27 +265,33 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
       if (part.tail + threadIdx.x < part.end)
         acc = wg_combine(acc, wg_load(p[part.tail + threadIdx.x]));
     }
-    const uint4 *body = (const uint4 *)(p + part.head);
-    const unsigned long long begin = part.vectors * chunk / split;
-    const unsigned long long end = part.vectors * (chunk + 1) / split;
-    acc = wg_fold_span<4>(body, begin + threadIdx.x, end, WG_BLOCK, acc);
+    acc = wg_fold_span<4>((const uint4 *)(p + part.head),
+                          (unsigned long long)chunk * WG_BLOCK + threadIdx.x, part.vectors,
+                          split * WG_BLOCK, acc);
     acc = wg_block_fold(acc);
+    if (split == 1) {
+      if (threadIdx.x == 0) out[row] = wg_store(acc);
+      continue;
+    }
     if (threadIdx.x == 0) {
-      if (split == 1) {
-        out[row] = wg_store(acc);
-      } else {
-        wg_row_partials[item] = acc;
-        __threadfence(); /* the partial is visible before the ticket */
-        if (atomicAdd(&wg_row_tickets[row], 1u) == split - 1) {
-          __threadfence();
-          wg_acc total = wg_identity();
-          for (unsigned c = 0; c < split; c++)
-            total = wg_combine(total, __ldcg(wg_row_partials + row * split + c));
-          out[row] = wg_store(total);
-          wg_row_tickets[row] = 0; /* ready for the next launch */
-        }
+      wg_row_partials[item] = acc;
+      __threadfence(); /* the partial is visible before the ticket */
+      last_block = atomicAdd(&wg_row_tickets[row], 1u) == split - 1;
+    }
+    __syncthreads();
+    if (last_block) { /* the whole block folds the row's partials */
+      __threadfence();
+      wg_acc total = wg_identity();
+      for (unsigned c = threadIdx.x; c < split; c += WG_BLOCK)
+        total = wg_combine(total, __ldcg(wg_row_partials + row * split + c));
+      total = wg_block_fold(total);
+      if (threadIdx.x == 0) {
+        out[row] = wg_store(total);
+        wg_row_tickets[row] = 0; /* ready for the workspace's next launch */
       }
     }
+    /* Every thread has read last_block before thread 0 writes it again:
+     * the next item's wg_block_fold has a barrier first. */
   }
 }
 #endif
@@ -188,7 +301,7 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
 extern "C" __global__ void __launch_bounds__(WG_BLOCK, WG_LONG_ROWS ? 4 : 1)
 ${kernel}(const wg_elem *__restrict__ in, unsigned long long rows,
     unsigned long long cols, unsigned long long stride,
-    wg_elem *__restrict__ out, unsigned split)
+    wg_elem *__restrict__ out, unsigned split, unsigned char *workspace)
 {
-  wg_rows(in, rows, cols, stride, out, split);
+  wg_rows(in, rows, cols, stride, out, split, workspace);
 }

@@ -4,9 +4,11 @@
  * type and operator; sizes around each boundary of the launch logic (0, 1,
  * a vector, one block's share, one block's share + 1, millions, and
  * 2^31 + 33 elements); column counts from 1 to 100 000 with strides that
- * leave rows unaligned; unaligned starting pointers; several blocks per
- * row; repeated runs giving the same bits; and the errors a caller can
- * make.
+ * leave rows unaligned; unaligned starting pointers; packed tiny rows;
+ * several blocks per row; repeated runs giving the same bits; and the errors a caller can
+ * make; and many calls overlapping on two and eight streams, from one
+ * context and from two, and calls captured in CUDA graphs and replayed
+ * beside eager ones, all giving the bits the same calls give alone.
  *
  * Without a driver or a device it prints why and exits 77 (Meson's skip).
  * CUDA is only initialised inside the processes Check forks. Outputs are
@@ -20,11 +22,13 @@
  * WARPGEN_REDUCE_QUICK=1 keeps every case but with small sizes (for runs
  * under compute-sanitizer, which makes each launch far slower).
  */
+#include "driver.h"
 #include "internal.h"
 #include "reduce.h"
 #include "support.h"
 
 #include <check.h>
+#include <dlfcn.h>
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
@@ -404,25 +408,33 @@ END_TEST
 
 /* --- rows ----------------------------------------------------------------- */
 
-/* rows x cols from element `offset`, rows `stride` apart; checks each row. */
-static void check_rows(wg_context *ctx, buffers *b, wg_type t, wg_operator op,
-                       uint64_t rows, uint64_t cols, uint64_t stride, uint64_t offset) {
+/* rows x cols from element `offset`, rows `stride` apart, into outputs
+ * from element `out_offset`; checks each row. */
+static void check_rows_out(wg_context *ctx, buffers *b, wg_type t, wg_operator op,
+                           uint64_t rows, uint64_t cols, uint64_t stride, uint64_t offset,
+                           uint64_t out_offset) {
   const size_t size = wg_types[t].size;
-  OK(ctx, wg_memset_d8(ctx, b->dev_out, poison_byte(t), rows * size + GUARD_BYTES, NULL));
+  OK(ctx, wg_memset_d8(ctx, b->dev_out, poison_byte(t),
+                       (rows + out_offset) * size + GUARD_BYTES, NULL));
   OK(ctx, wg_reduce_rows(ctx, t, op, b->dev_in + offset * size, rows, cols, stride,
-                         b->dev_out, NULL));
+                         b->dev_out + out_offset * size, NULL));
   char what[200], why[200];
   snprintf(what, sizeof what,
            "reduce-rows %s %s rows=%" PRIu64 " cols=%" PRIu64 " stride=%" PRIu64
-           " offset=%" PRIu64, wg_types[t].name, wg_operators[op].name, rows, cols,
-           stride, offset);
-  read_outputs(ctx, b, t, rows, what);
+           " offset=%" PRIu64 " out_offset=%" PRIu64, wg_types[t].name,
+           wg_operators[op].name, rows, cols, stride, offset, out_offset);
+  read_outputs(ctx, b, t, rows + out_offset, what);
   for (uint64_t r = 0; r < rows; r++) {
     const ref_value ref = reference(t, op, b->host_in, offset + r * stride, cols);
-    const unsigned char *got = (const unsigned char *)b->host_out + r * size;
+    const unsigned char *got = (const unsigned char *)b->host_out + (out_offset + r) * size;
     ck_assert_msg(matches(t, op, got, ref, why, sizeof why), "%s, row %" PRIu64
                   ": %s (seed 0x%016" PRIx64 ")", what, r, why, wg_test_seed());
   }
+}
+
+static void check_rows(wg_context *ctx, buffers *b, wg_type t, wg_operator op,
+                       uint64_t rows, uint64_t cols, uint64_t stride, uint64_t offset) {
+  check_rows_out(ctx, b, t, op, rows, cols, stride, offset, 0);
 }
 
 /* Rows for a sweep: about 2^18 elements, at least 3 rows, at most 3000. */
@@ -490,12 +502,67 @@ START_TEST(rows_few_and_long) {
     buffers_make(ctx, &b, elements * size, more_rows * size);
     fill_input(ctx, &b, pairs[i].type, pairs[i].op, elements, wg_test_seed() + 3000 + i);
     for (int run = 0; run < 2; run++) {
+      check_rows(ctx, &b, pairs[i].type, pairs[i].op, 64, cols / 16, cols / 16 + 3, 1);
       check_rows(ctx, &b, pairs[i].type, pairs[i].op, rows, cols, stride, 1);
       check_rows(ctx, &b, pairs[i].type, pairs[i].op, 1, cols, cols, 0);
       check_rows(ctx, &b, pairs[i].type, pairs[i].op, more_rows, more_cols, more_cols, 0);
     }
     buffers_free(ctx, &b);
   }
+  /* One row split over more blocks than a block has threads: the last
+   * block's fold of the partials loops. */
+  if (!quick()) {
+    const uint64_t n = (1u << 23) + (1u << 21) + 5;
+    buffers b;
+    buffers_make(ctx, &b, (n + 8) * 4, 64);
+    fill_input(ctx, &b, WG_F32, WG_OP_SUM, n + 8, wg_test_seed() + 3100);
+    check_rows(ctx, &b, WG_F32, WG_OP_SUM, 1, n, n, 2);
+    fill_input(ctx, &b, WG_I32, WG_OP_XOR, n + 8, wg_test_seed() + 3101);
+    check_rows(ctx, &b, WG_I32, WG_OP_XOR, 1, n, n, 0);
+    buffers_free(ctx, &b);
+  }
+  wg_context_destroy(ctx);
+}
+END_TEST
+
+/* Packed tiny rows (stride == cols, 16-byte aligned base): every row
+ * length up to 32 bytes; row counts around one chunk (pack_rows rows) and
+ * past one sweep of the grid; outputs aligned for the wide stores and not;
+ * the same rows strided and from a misaligned base (the general path). */
+static const pair packed_pairs[] = {
+    {WG_F32, WG_OP_SUM}, {WG_F16, WG_OP_MAX}, {WG_BF16, WG_OP_SUM},
+    {WG_F64, WG_OP_SUM}, {WG_I32, WG_OP_XOR}, {WG_U64, WG_OP_MIN},
+};
+
+START_TEST(rows_packed) {
+  const pair p = packed_pairs[_i];
+  const size_t size = wg_types[p.type].size;
+  const uint64_t most_cols = WG_PACK_MAX_ROW_BYTES / size;
+  const uint64_t big = quick() ? (1u << 16) : (1u << 23);
+  wg_context *ctx = new_context();
+  buffers b;
+  buffers_make(ctx, &b, (big + 64) * size, (big + 8) * size);
+  fill_input(ctx, &b, p.type, p.op, big + 64, wg_test_seed() + 7000 + _i);
+  for (uint64_t cols = 1; cols <= most_cols; cols++) {
+    if (!prod_fits(p.type, p.op, cols)) continue;
+    const wg_rows_shape shape = wg_rows_shape_for(p.type, (int64_t)cols);
+    ck_assert_int_gt(shape.pack_rows, 0);
+    const uint64_t r = (uint64_t)shape.pack_rows;
+    /* The whole buffer for the longest and shortest rows: several sweeps. */
+    const uint64_t many = (cols <= 2 || cols == most_cols ? big : big / 8) / cols;
+    const uint64_t counts[] = {1, r + 1, 2 * r - 1, 3 * r * 256 + 1, 100003 / cols, many};
+    for (size_t c = 0; c < WG_COUNT_OF(counts); c++) {
+      const uint64_t rows = counts[c];
+      check_rows_out(ctx, &b, p.type, p.op, rows, cols, cols, 0, 0);
+      if (c == 2 || c == 4) {
+        check_rows_out(ctx, &b, p.type, p.op, rows, cols, cols, 0, 1); /* narrow stores */
+        check_rows(ctx, &b, p.type, p.op, rows, cols, cols, 1);        /* misaligned */
+        check_rows(ctx, &b, p.type, p.op, rows, cols, cols + 1, 0);    /* strided */
+      }
+    }
+    check_rows(ctx, &b, p.type, p.op, 1, cols, cols + 3, 0); /* one row, any stride */
+  }
+  buffers_free(ctx, &b);
   wg_context_destroy(ctx);
 }
 END_TEST
@@ -512,11 +579,284 @@ START_TEST(one_of_each_shape) {
   check_array(ctx, &b, WG_F32, WG_OP_SUM, 100, 1);        /* one block */
   check_array(ctx, &b, WG_F32, WG_OP_SUM, n - 3, 3);      /* many blocks */
   check_rows(ctx, &b, WG_F32, WG_OP_SUM, 1000, 3, 4, 1);  /* a lane a row */
+  check_rows(ctx, &b, WG_F32, WG_OP_SUM, 4001, 3, 3, 0);  /* packed */
   check_rows(ctx, &b, WG_F32, WG_OP_SUM, 1000, 33, 35, 0); /* groups */
   check_rows(ctx, &b, WG_F32, WG_OP_SUM, 500, 1000, 1001, 1); /* a warp */
   check_rows(ctx, &b, WG_F32, WG_OP_SUM, 2200, 1100, 1100, 0); /* long: warps */
   check_rows(ctx, &b, WG_F32, WG_OP_SUM, 100, 5000, 5001, 1); /* long: blocks */
   check_rows(ctx, &b, WG_F32, WG_OP_SUM, 2, 200000, 200001, 0); /* split */
+  buffers_free(ctx, &b);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
+/* --- concurrent streams and graph capture --------------------------------- */
+
+/* Each test below queues many reductions on several streams held behind a
+ * spin kernel, so that they start together and overlap, with grids that do
+ * not fill the GPU (2^17-element arrays: about 32 blocks; three split rows
+ * of 2^18 columns: 24 blocks). Every call reads its own slice and writes
+ * its own output slot. The expected bits come from the same calls run one
+ * at a time (checked against the CPU reference); concurrent results must
+ * be those bits exactly: wrong ones mean a shared workspace. */
+
+/* What the library's driver table lacks and the tests need. */
+typedef struct test_cuda {
+  const wg_driver_api *api;
+  CUresult (*StreamCreate)(CUstream *stream, unsigned int flags);
+  CUresult (*StreamDestroy)(CUstream stream);
+  CUresult (*StreamBeginCapture)(CUstream stream, CUstreamCaptureMode mode);
+  CUresult (*StreamEndCapture)(CUstream stream, CUgraph *graph);
+  CUresult (*GraphInstantiate)(CUgraphExec *exec, CUgraph graph,
+                               unsigned long long flags);
+  CUresult (*GraphLaunch)(CUgraphExec exec, CUstream stream);
+  CUresult (*GraphExecDestroy)(CUgraphExec exec);
+  CUresult (*GraphDestroy)(CUgraph graph);
+  CUfunction spin; /* spin(long long cycles): one thread, busy that long */
+} test_cuda;
+
+#define CU(call)                                                            \
+  do {                                                                      \
+    CUresult r_ = (call);                                                   \
+    ck_assert_msg(r_ == CUDA_SUCCESS, "%s: CUDA error %d", #call, (int)r_); \
+  } while (0)
+
+/* Sets up ctx's CUDA context, makes it current on this thread (so that the
+ * streams made here belong to it) and loads the spin kernel. */
+static void test_cuda_open(wg_context *ctx, test_cuda *cu) {
+  memset(cu, 0, sizeof *cu);
+  wg_device_info info;
+  OK(ctx, wg_device_get_info(ctx, &info));
+  OK(ctx, wg_driver_load(ctx, &cu->api));
+  CU(cu->api->CtxPushCurrent(ctx->device->cu_context));
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  ck_assert(lib);
+  const struct {
+    void *fn;
+    const char *symbol;
+  } syms[] = {
+      {&cu->StreamCreate, "cuStreamCreate"},
+      {&cu->StreamDestroy, "cuStreamDestroy_v2"},
+      {&cu->StreamBeginCapture, "cuStreamBeginCapture_v2"},
+      {&cu->StreamEndCapture, "cuStreamEndCapture"},
+      {&cu->GraphInstantiate, "cuGraphInstantiateWithFlags"},
+      {&cu->GraphLaunch, "cuGraphLaunch"},
+      {&cu->GraphExecDestroy, "cuGraphExecDestroy"},
+      {&cu->GraphDestroy, "cuGraphDestroy"},
+  };
+  for (size_t i = 0; i < WG_COUNT_OF(syms); i++) {
+    *(void **)syms[i].fn = dlsym(lib, syms[i].symbol);
+    ck_assert_msg(*(void **)syms[i].fn, "libcuda.so.1 lacks %s", syms[i].symbol);
+  }
+  static const char spin_source[] =
+      "extern \"C\" __global__ void spin(long long cycles) {\n"
+      "  const long long start = clock64();\n"
+      "  while (clock64() - start < cycles) {}\n"
+      "}\n";
+  wg_binary bin;
+  OK(ctx, wg_compile(ctx, &bin, spin_source, "spin", info.arch));
+  CUmodule module;
+  CU(cu->api->ModuleLoadData(&module, bin.cubin));
+  wg_binary_free(&bin);
+  CU(cu->api->ModuleGetFunction(&cu->spin, module, "spin"));
+}
+
+/* Holds `stream` for about `ms` milliseconds (at up to 2 GHz). */
+static void hold_stream(test_cuda *cu, CUstream stream, double ms) {
+  long long cycles = (long long)(ms * 2e6);
+  void *params[] = {&cycles};
+  CU(cu->api->LaunchKernel(cu->spin, 1, 1, 1, 1, 1, 1, 0, stream, params, NULL));
+}
+
+/* One call: an f32 or i32 sum of an array, or an f32 sum of three split
+ * rows; `slot` is its output's index (4 elements a slot). */
+typedef struct job {
+  int kind; /* 0: array f32, 1: array i32, 2: rows f32 */
+  uint64_t offset, n, cols;
+} job;
+
+#define SLOT_BYTES 16
+#define JOB_ROWS 3
+
+static job job_for(int j) {
+  job b;
+  b.kind = j % 3;
+  b.offset = (uint64_t)(j * 13 % 64);
+  b.n = (1u << 17) + (uint64_t)(37 * j % 1000);
+  b.cols = (1u << 18) + 5 + (uint64_t)(j % 50);
+  return b;
+}
+
+static uint64_t jobs_span(void) { return 64 + JOB_ROWS * ((1u << 18) + 64) + 8; }
+
+static int run_job(wg_context *ctx, const buffers *b, int j, uint64_t out, void *stream) {
+  const job w = job_for(j);
+  const uint64_t in = b->dev_in + w.offset * 4;
+  switch (w.kind) {
+  case 0: return wg_reduce(ctx, WG_F32, WG_OP_SUM, in, w.n, out, stream);
+  case 1: return wg_reduce(ctx, WG_I32, WG_OP_SUM, in, w.n, out, stream);
+  default:
+    return wg_reduce_rows(ctx, WG_F32, WG_OP_SUM, in, JOB_ROWS, w.cols, w.cols + 1,
+                          out, stream);
+  }
+}
+
+/* Checks the outputs of jobs [0, count) in `host` (slot j at j *
+ * SLOT_BYTES) against the CPU reference. */
+static void check_jobs_reference(const buffers *b, const unsigned char *host, int count) {
+  char why[200];
+  for (int j = 0; j < count; j++) {
+    const job w = job_for(j);
+    const unsigned char *got = host + (size_t)j * SLOT_BYTES;
+    if (w.kind < 2) {
+      const wg_type t = w.kind == 0 ? WG_F32 : WG_I32;
+      const ref_value r = reference(t, WG_OP_SUM, b->host_in, w.offset, w.n);
+      ck_assert_msg(matches(t, WG_OP_SUM, got, r, why, sizeof why),
+                    "job %d (array %s n=%" PRIu64 "): %s (seed 0x%016" PRIx64 ")", j,
+                    wg_types[t].name, w.n, why, wg_test_seed());
+      continue;
+    }
+    for (uint64_t row = 0; row < JOB_ROWS; row++) {
+      const ref_value r =
+          reference(WG_F32, WG_OP_SUM, b->host_in, w.offset + row * (w.cols + 1), w.cols);
+      ck_assert_msg(matches(WG_F32, WG_OP_SUM, got + row * 4, r, why, sizeof why),
+                    "job %d (rows, cols=%" PRIu64 ") row %" PRIu64 ": %s (seed 0x%016"
+                    PRIx64 ")", j, w.cols, row, why, wg_test_seed());
+    }
+  }
+}
+
+static void read_slots(wg_context *ctx, unsigned char *host, uint64_t dev, int count) {
+  OK(ctx, wg_memcpy_dtoh(ctx, host, dev, (size_t)count * SLOT_BYTES, NULL));
+}
+
+/* Fresh input, then every job run alone into `expected` (checked against
+ * the CPU reference). */
+static void expected_bits(wg_context *ctx, buffers *b, unsigned char *expected, int count,
+                          uint64_t seed) {
+  fill_input(ctx, b, WG_F32, WG_OP_SUM, jobs_span(), seed);
+  OK(ctx, wg_memset_d8(ctx, b->dev_out, 0xff, (size_t)count * SLOT_BYTES, NULL));
+  for (int j = 0; j < count; j++) {
+    OK(ctx, run_job(ctx, b, j, b->dev_out + (uint64_t)j * SLOT_BYTES, NULL));
+    OK(ctx, wg_stream_sync(ctx, NULL));
+  }
+  read_slots(ctx, expected, b->dev_out, count);
+  check_jobs_reference(b, expected, count);
+}
+
+static void expect_same_bits(const unsigned char *got, const unsigned char *expected,
+                             int count, const char *what) {
+  int wrong = 0, first = -1;
+  for (int j = 0; j < count; j++)
+    if (memcmp(got + (size_t)j * SLOT_BYTES, expected + (size_t)j * SLOT_BYTES,
+               job_for(j).kind == 2 ? JOB_ROWS * 4 : 4) != 0) {
+      wrong++;
+      if (first < 0) first = j;
+    }
+  ck_assert_msg(wrong == 0, "%s: %d of %d results differ from the same calls run alone "
+                "(first: job %d, kind %d) (seed 0x%016" PRIx64 ")", what, wrong, count,
+                first, first >= 0 ? job_for(first).kind : -1, wg_test_seed());
+}
+
+/* _i: 0: two streams, 1: eight streams, 2: eight streams shared by two
+ * wg_contexts on one CUDA context. 64 calls a stream, twice. */
+START_TEST(streams_overlap) {
+  const int nstreams = _i == 0 ? 2 : 8, per_stream = 64, count = nstreams * per_stream;
+  wg_context *ctx[2] = {new_context(), NULL};
+  test_cuda cu;
+  test_cuda_open(ctx[0], &cu);
+  if (_i == 2) ctx[1] = new_context(); /* adopts the current CUDA context */
+  buffers b;
+  buffers_make(ctx[0], &b, jobs_span() * 4, (size_t)count * SLOT_BYTES);
+  unsigned char *expected = malloc((size_t)count * SLOT_BYTES);
+  unsigned char *got = malloc((size_t)count * SLOT_BYTES);
+  ck_assert(expected && got);
+  expected_bits(ctx[0], &b, expected, count, wg_test_seed() + 5000 + _i);
+  CUstream streams[8];
+  for (int s = 0; s < nstreams; s++) CU(cu.StreamCreate(&streams[s], CU_STREAM_NON_BLOCKING));
+  for (int round = 0; round < 2; round++) {
+    OK(ctx[0], wg_memset_d8(ctx[0], b.dev_out, 0xff, (size_t)count * SLOT_BYTES, NULL));
+    OK(ctx[0], wg_stream_sync(ctx[0], NULL));
+    for (int s = 0; s < nstreams; s++) hold_stream(&cu, streams[s], 30);
+    /* Stream s gets jobs s, s + nstreams, ...: the streams' calls are
+     * queued in turn, so they start together once the spins end. */
+    for (int k = 0; k < per_stream; k++)
+      for (int s = 0; s < nstreams; s++) {
+        const int j = k * nstreams + s;
+        wg_context *c = ctx[_i == 2 ? s % 2 : 0];
+        OK(c, run_job(c, &b, j, b.dev_out + (uint64_t)j * SLOT_BYTES, streams[s]));
+      }
+    CU(cu.api->CtxSynchronize());
+    read_slots(ctx[0], got, b.dev_out, count);
+    char what[96];
+    snprintf(what, sizeof what, "%d streams, %s, round %d", nstreams,
+             _i == 2 ? "two contexts" : "one context", round);
+    expect_same_bits(got, expected, count, what);
+  }
+  for (int s = 0; s < nstreams; s++) CU(cu.StreamDestroy(streams[s]));
+  free(expected);
+  free(got);
+  buffers_free(ctx[0], &b);
+  wg_context_destroy(ctx[1]);
+  wg_context_destroy(ctx[0]);
+}
+END_TEST
+
+/* Two graphs capture the same calls (each its own outputs) on two streams;
+ * their replays run at the same time as eager calls on a third stream, on
+ * fresh inputs each round. */
+START_TEST(graph_capture_and_replay) {
+  const int count = 24;
+  wg_context *ctx = new_context();
+  test_cuda cu;
+  test_cuda_open(ctx, &cu);
+  buffers b;
+  buffers_make(ctx, &b, jobs_span() * 4, 4 * (size_t)count * SLOT_BYTES);
+  unsigned char *expected = malloc((size_t)count * SLOT_BYTES);
+  unsigned char *got = malloc((size_t)count * SLOT_BYTES);
+  ck_assert(expected && got);
+  CUstream streams[3];
+  for (int s = 0; s < 3; s++) CU(cu.StreamCreate(&streams[s], CU_STREAM_NON_BLOCKING));
+  /* Warm up (loads the kernels: nothing to load while capturing). */
+  for (int j = 0; j < 3; j++) OK(ctx, run_job(ctx, &b, j, b.dev_out, streams[0]));
+  CU(cu.api->CtxSynchronize());
+  CUgraphExec exec[2];
+  CUgraph graph[2];
+  for (int g = 0; g < 2; g++) {
+    CU(cu.StreamBeginCapture(streams[g], CU_STREAM_CAPTURE_MODE_GLOBAL));
+    for (int j = 0; j < count; j++)
+      OK(ctx, run_job(ctx, &b, j,
+                      b.dev_out + ((uint64_t)g * count + (uint64_t)j) * SLOT_BYTES,
+                      streams[g]));
+    CU(cu.StreamEndCapture(streams[g], &graph[g]));
+    CU(cu.GraphInstantiate(&exec[g], graph[g], 0));
+  }
+  const uint64_t eager_out = b.dev_out + 2ull * count * SLOT_BYTES;
+  for (int round = 0; round < 3; round++) {
+    expected_bits(ctx, &b, expected, count, wg_test_seed() + 6000 + round);
+    OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xff, 3 * (size_t)count * SLOT_BYTES, NULL));
+    OK(ctx, wg_stream_sync(ctx, NULL));
+    for (int s = 0; s < 3; s++) hold_stream(&cu, streams[s], 20);
+    CU(cu.GraphLaunch(exec[0], streams[0]));
+    CU(cu.GraphLaunch(exec[1], streams[1]));
+    for (int j = 0; j < count; j++)
+      OK(ctx, run_job(ctx, &b, j, eager_out + (uint64_t)j * SLOT_BYTES, streams[2]));
+    CU(cu.api->CtxSynchronize());
+    for (int g = 0; g < 3; g++) {
+      read_slots(ctx, got, b.dev_out + (uint64_t)g * count * SLOT_BYTES, count);
+      char what[64];
+      snprintf(what, sizeof what, "%s, round %d", g < 2 ? "graph replay" : "eager beside",
+               round);
+      expect_same_bits(got, expected, count, what);
+    }
+  }
+  for (int g = 0; g < 2; g++) {
+    CU(cu.GraphExecDestroy(exec[g]));
+    CU(cu.GraphDestroy(graph[g]));
+  }
+  for (int s = 0; s < 3; s++) CU(cu.StreamDestroy(streams[s]));
+  free(expected);
+  free(got);
   buffers_free(ctx, &b);
   wg_context_destroy(ctx);
 }
@@ -594,6 +934,10 @@ static void print_specs(void) {
     for (size_t c = 0; c < WG_COUNT_OF(sweep_cols); c++)
       print_spec(WG_REDUCE_ROWS, sweep_pairs[p].type, sweep_pairs[p].op,
                  wg_rows_spec_cols(sweep_pairs[p].type, sweep_cols[c]));
+  for (size_t p = 0; p < WG_COUNT_OF(packed_pairs); p++)
+    for (uint64_t c = 1; c <= WG_PACK_MAX_ROW_BYTES / wg_types[packed_pairs[p].type].size; c++)
+      print_spec(WG_REDUCE_ROWS, packed_pairs[p].type, packed_pairs[p].op,
+                 wg_rows_spec_cols(packed_pairs[p].type, c));
   print_spec(WG_REDUCE_ROWS, WG_F32, WG_OP_SUM, wg_rows_spec_cols(WG_F32, 10));
   print_spec(WG_REDUCE_ROWS, WG_I32, WG_OP_XOR, wg_rows_spec_cols(WG_I32, 1u << 20));
   print_spec(WG_REDUCE_ROWS, WG_F64, WG_OP_MAX, wg_rows_spec_cols(WG_F64, 1u << 20));
@@ -613,10 +957,16 @@ static Suite *reduce_suite(void) {
   tcase_add_loop_test(tc, rows_sweep_of_lengths, 0, (int)WG_COUNT_OF(sweep_pairs));
   tcase_add_loop_test(tc, rows_every_type_and_operator, 0, WG_TYPE_COUNT);
   tcase_add_test(tc, rows_few_and_long);
+  tcase_add_loop_test(tc, rows_packed, 0, (int)WG_COUNT_OF(packed_pairs));
   suite_add_tcase(s, tc);
   tc = tcase_create("shapes");
   tcase_set_timeout(tc, 1800);
   tcase_add_test(tc, one_of_each_shape);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("streams");
+  tcase_set_timeout(tc, 600);
+  tcase_add_loop_test(tc, streams_overlap, 0, 3);
+  tcase_add_test(tc, graph_capture_and_replay);
   suite_add_tcase(s, tc);
   tc = tcase_create("errors");
   tcase_add_test(tc, errors_and_edges);
