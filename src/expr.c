@@ -14,7 +14,7 @@
  * prefix operators, calls, ?: branches) and every node knows its depth, both
  * capped at WG_EXPR_MAX_DEPTH, so every walk of a tree is shallow too.
  */
-#include "expr.h"
+#include "expr_tree.h"
 
 #include <errno.h>
 #include <locale.h>
@@ -58,8 +58,6 @@ static const char *const role_names[WG_EXPR_ROLE_COUNT] = {
 
 /* Binary operators. The class decides the typing rule. */
 enum { ARITH, MODULO, COMPARE, LOGIC };
-enum { OP_OR, OP_AND, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_ADD,
-       OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_COUNT };
 static const struct binop_info {
   const char *text;
   unsigned char prec; /* higher binds tighter; all associate to the left */
@@ -86,33 +84,32 @@ static const struct fn_info {
   unsigned char arity;
   unsigned char domain;
   const char *f32, *f64, *integer;
-} fns[] = {
-  {"abs", 1, NUMERIC_FN, "fabsf($0)", "fabs($0)", "wg_abs($0)"},
-  {"min", 2, NUMERIC_FN, "wg_min($0, $1)", "wg_min($0, $1)", "wg_min($0, $1)"},
-  {"max", 2, NUMERIC_FN, "wg_max($0, $1)", "wg_max($0, $1)", "wg_max($0, $1)"},
-  {"fmin", 2, FLOAT_FN, "fminf($0, $1)", "fmin($0, $1)", NULL},
-  {"fmax", 2, FLOAT_FN, "fmaxf($0, $1)", "fmax($0, $1)", NULL},
-  {"pow", 2, FLOAT_FN, "powf($0, $1)", "pow($0, $1)", NULL},
-  {"sqrt", 1, FLOAT_FN, "sqrtf($0)", "sqrt($0)", NULL},
-  {"rsqrt", 1, FLOAT_FN, "rsqrtf($0)", "rsqrt($0)", NULL},
-  {"exp", 1, FLOAT_FN, "expf($0)", "exp($0)", NULL},
-  {"exp2", 1, FLOAT_FN, "exp2f($0)", "exp2($0)", NULL},
-  {"expm1", 1, FLOAT_FN, "expm1f($0)", "expm1($0)", NULL},
-  {"log", 1, FLOAT_FN, "logf($0)", "log($0)", NULL},
-  {"log2", 1, FLOAT_FN, "log2f($0)", "log2($0)", NULL},
-  {"log1p", 1, FLOAT_FN, "log1pf($0)", "log1p($0)", NULL},
-  {"sin", 1, FLOAT_FN, "sinf($0)", "sin($0)", NULL},
-  {"cos", 1, FLOAT_FN, "cosf($0)", "cos($0)", NULL},
-  {"tanh", 1, FLOAT_FN, "tanhf($0)", "tanh($0)", NULL},
-  {"erf", 1, FLOAT_FN, "erff($0)", "erf($0)", NULL},
-  {"floor", 1, FLOAT_FN, "floorf($0)", "floor($0)", NULL},
-  {"ceil", 1, FLOAT_FN, "ceilf($0)", "ceil($0)", NULL},
-  {"sigmoid", 1, FLOAT_FN, "(1.0f / (1.0f + expf(-$0)))",
+} fns[FN_COUNT] = {
+  [FN_ABS] = {"abs", 1, NUMERIC_FN, "fabsf($0)", "fabs($0)", "wg_abs($0)"},
+  [FN_MIN] = {"min", 2, NUMERIC_FN, "wg_min($0, $1)", "wg_min($0, $1)", "wg_min($0, $1)"},
+  [FN_MAX] = {"max", 2, NUMERIC_FN, "wg_max($0, $1)", "wg_max($0, $1)", "wg_max($0, $1)"},
+  [FN_FMIN] = {"fmin", 2, FLOAT_FN, "fminf($0, $1)", "fmin($0, $1)", NULL},
+  [FN_FMAX] = {"fmax", 2, FLOAT_FN, "fmaxf($0, $1)", "fmax($0, $1)", NULL},
+  [FN_POW] = {"pow", 2, FLOAT_FN, "powf($0, $1)", "pow($0, $1)", NULL},
+  [FN_SQRT] = {"sqrt", 1, FLOAT_FN, "sqrtf($0)", "sqrt($0)", NULL},
+  [FN_RSQRT] = {"rsqrt", 1, FLOAT_FN, "rsqrtf($0)", "rsqrt($0)", NULL},
+  [FN_EXP] = {"exp", 1, FLOAT_FN, "expf($0)", "exp($0)", NULL},
+  [FN_EXP2] = {"exp2", 1, FLOAT_FN, "exp2f($0)", "exp2($0)", NULL},
+  [FN_EXPM1] = {"expm1", 1, FLOAT_FN, "expm1f($0)", "expm1($0)", NULL},
+  [FN_LOG] = {"log", 1, FLOAT_FN, "logf($0)", "log($0)", NULL},
+  [FN_LOG2] = {"log2", 1, FLOAT_FN, "log2f($0)", "log2($0)", NULL},
+  [FN_LOG1P] = {"log1p", 1, FLOAT_FN, "log1pf($0)", "log1p($0)", NULL},
+  [FN_SIN] = {"sin", 1, FLOAT_FN, "sinf($0)", "sin($0)", NULL},
+  [FN_COS] = {"cos", 1, FLOAT_FN, "cosf($0)", "cos($0)", NULL},
+  [FN_TANH] = {"tanh", 1, FLOAT_FN, "tanhf($0)", "tanh($0)", NULL},
+  [FN_ERF] = {"erf", 1, FLOAT_FN, "erff($0)", "erf($0)", NULL},
+  [FN_FLOOR] = {"floor", 1, FLOAT_FN, "floorf($0)", "floor($0)", NULL},
+  [FN_CEIL] = {"ceil", 1, FLOAT_FN, "ceilf($0)", "ceil($0)", NULL},
+  [FN_SIGMOID] = {"sigmoid", 1, FLOAT_FN, "(1.0f / (1.0f + expf(-$0)))",
    "(1.0 / (1.0 + exp(-$0)))", NULL},
 };
 
-/* Variables: the id is also the bit of wg_expr_uses. */
-enum { V_X, V_Y, V_Z, V_W, V_I, V_N, V_A, V_B, V_R, V_P0, V_COUNT = V_P0 + 8 };
+/* Variables, by id (expr_tree.h). */
 static const char *const var_names[V_COUNT] = {
   "x", "y", "z", "w", "i", "n", "a", "b", "r",
   "p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7",
@@ -129,42 +126,9 @@ static const unsigned role_vars[WG_EXPR_ROLE_COUNT] = {
   [WG_EXPR_IDENTITY] = PARAMS,
 };
 
-/* --- the tree ------------------------------------------------------------ */
-
-enum { K_LIT, K_VAR, K_NEG, K_NOT, K_BIN, K_COND, K_CALL, K_CAST };
-enum { SPELL_TYPED, SPELL_PLAIN }; /* a literal with or without a suffix */
-
-typedef struct node {
-  unsigned char kind;
-  unsigned char type;     /* wg_value_type */
-  unsigned char op;       /* binop, variable id or function index */
-  unsigned char spelling; /* literals */
-  unsigned char implicit; /* casts the type rules inserted */
-  unsigned char depth;
-  unsigned pos;           /* byte offset, for messages */
-  int kid[3];
-  /* literal value: integers as sign and magnitude, floats as a double
-   * holding exactly the value (rounded to float for a typed f32) */
-  bool neg;
-  uint64_t mag;
-  double f;
-} node;
-
-struct wg_expr {
-  node *nodes;
-  int count, cap;
-  int root;
-  unsigned uses;
-};
+/* The tree itself (node, struct wg_expr) is laid out in expr_tree.h. */
 
 /* --- numbers, independent of the C locale -------------------------------- */
-
-/* v rounded to float; infinite past the float range (a plain conversion
- * of an out-of-range double is undefined in C). Doubles below 2^128 - 2^103
- * round to a finite float. */
-static float to_f32(double v) {
-  return fabs(v) < 0x1.ffffffp+127 || isnan(v) ? (float)v : (float)copysign(INFINITY, v);
-}
 
 /* strtod of s[0..n), '.' as the decimal point whatever the locale says. */
 static double parse_double(const char *s, size_t n, bool *ok) {
@@ -192,7 +156,7 @@ static void print_double(char *out, size_t size, double v, bool as_float) {
       if (*c == point) *c = '.';
     bool ok;
     double back = parse_double(out, strlen(out), &ok);
-    if (as_float ? to_f32(back) == to_f32(v) : back == v) break;
+    if (as_float ? wg_expr_to_f32(back) == wg_expr_to_f32(v) : back == v) break;
   }
   /* "1e+05" -> "1e5": one spelling of the exponent */
   char *x = strchr(out, 'e');
@@ -404,7 +368,7 @@ static bool is_plain_literal(const node *n) {
 static bool literal_fits(const node *n, wg_value_type t) {
   if (vts[n->type].is_float) {
     if (t == WG_VT_F64) return true;
-    return t == WG_VT_F32 && isfinite(to_f32(n->f));
+    return t == WG_VT_F32 && isfinite(wg_expr_to_f32(n->f));
   }
   return vts[t].is_float || int_fits(n->neg, n->mag, t);
 }
@@ -540,7 +504,7 @@ static int parse_number(parser *p, size_t pos, bool neg) {
     bool ok;
     double v = parse_double(s, digits, &ok);
     if (!ok) return fail(p, p->tok.pos, "malformed or too long a number (at most 100 characters)");
-    if (t == WG_VT_F32) v = to_f32(v);
+    if (t == WG_VT_F32) v = wg_expr_to_f32(v);
     if (!isfinite(v))
       return fail(p, p->tok.pos, "the number is too large for %s",
                   t == WG_VT_F32 ? "f32" : "f64");
@@ -827,7 +791,7 @@ static void render_literal(const node *n, wg_buf *out) {
     wg_buf_puts(out, n->mag ? "true" : "false");
   } else if (t->is_float) {
     char buf[64];
-    double v = n->type == WG_VT_F32 ? (double)to_f32(n->f) : n->f;
+    double v = n->type == WG_VT_F32 ? (double)wg_expr_to_f32(n->f) : n->f;
     snprintf(buf, sizeof buf, "%.*g", n->type == WG_VT_F32 ? 9 : 17, v);
     char point = localeconv()->decimal_point[0];
     for (char *c = buf; *c; c++)

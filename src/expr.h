@@ -112,6 +112,69 @@ const char *wg_expr_helpers(void);
 #define WG_EXPR_USES_PARAM(k) (1u << (9 + (k))) /* p0..p7 */
 unsigned wg_expr_uses(const wg_expr *e);
 
+/* --- evaluation on the CPU (expr_eval.c) --------------------------------- */
+
+/* One value of an expression type: `type` says which member holds it. */
+typedef struct wg_value {
+  wg_value_type type;
+  union {
+    bool b;
+    int32_t i32;
+    uint32_t u32;
+    int64_t i64;
+    uint64_t u64;
+    float f32;
+    double f64;
+  } as;
+} wg_value;
+
+/* What the variables hold for one evaluation. Only the variables the
+ * expression reads are looked at; each must have the type its scope gave
+ * it (inputs[k] for x y z w, a b r for the accumulator, params[k] for p<k>).
+ * i and n are i64 by definition. */
+typedef struct wg_expr_values {
+  wg_value inputs[4];
+  int64_t i, n;
+  wg_value a, b, r;
+  wg_value params[8];
+} wg_expr_values;
+
+/* Evaluates e on the CPU with the semantics the rendered CUDA has (see
+ * docs/expressions.md): integers wrap, x/0 = x%0 = 0, MIN/-1 = MIN,
+ * float->integer casts truncate, saturate and send NaN to 0, f32 arithmetic
+ * rounds to f32 at every step, min/max propagate NaN while fmin/fmax do
+ * not. Math functions of f32 are computed in f64 and rounded once, the
+ * closest value the CPU can offer; the GPU's may differ by a few ulp, which
+ * wg_expr_eval_bounded quantifies. *out gets a value of wg_expr_type(e).
+ * Returns WG_OK, or WG_EINVAL (message on ctx, which may be NULL) for a
+ * NULL argument or a variable whose value has the wrong type. Thread-safe;
+ * e is only read. */
+int wg_expr_eval(wg_context *ctx, const wg_expr *e, const wg_expr_values *vars,
+                 wg_value *out);
+
+/* wg_expr_eval plus how far the GPU's result may lie from *out, in
+ * *tolerance: 0 when the GPU must give exactly *out (integers, booleans,
+ * and floats built only from correctly rounded steps); a positive number
+ * when |gpu - *out| <= *tolerance is all that can be promised (math
+ * functions carry CUDA's documented ulp error plus the CPU's, and errors
+ * are propagated through every later operation, including a multiply-add
+ * that NVRTC may fuse); INFINITY when nothing can be promised (a
+ * comparison, cast or branch that the error could flip; an inexact
+ * infinity or NaN). wg_value_within compares with it. */
+int wg_expr_eval_bounded(wg_context *ctx, const wg_expr *e, const wg_expr_values *vars,
+                         wg_value *out, double *tolerance);
+
+/* Does `got` agree with `want` within `tolerance` (as wg_expr_eval_bounded
+ * gives it)? Both of want's type. At tolerance 0: the same bits, except
+ * that any NaN equals any NaN; above 0: |got - want| <= tolerance, where
+ * infinities must match exactly and a NaN only matches a NaN; INFINITY:
+ * anything. */
+bool wg_value_within(wg_value want, double tolerance, wg_value got);
+
+/* The value as a number or word, for messages: "-1.5f32", "7u32", "true",
+ * "nan". Returns buf. */
+const char *wg_value_show(char *buf, size_t size, wg_value v);
+
 /* Frees e (NULL is fine). */
 void wg_expr_free(wg_expr *e);
 

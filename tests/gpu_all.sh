@@ -24,6 +24,7 @@ if [ "${1:-}" = --prepare ]; then
   bin=${3:?usage: tests/gpu_all.sh --prepare BUILD BINDIR}
   cuda=${CUDA_PATH:-/usr/local/cuda}
   mkdir -p "$bin" && cp "$build/warpgen" "$build/tests/test_gpu" "$build/tests/test_reduce" \
+    "$build/tests/test_expr_gpu" \
     "$build/bench/cache_bench" "$build/libwarpgen.so.0" "$bin/" || exit 1
   ln -sf libwarpgen.so.0 "$bin/libwarpgen.so"
   gcc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc -I"$cuda/include" \
@@ -102,6 +103,11 @@ step "reduce suite (whole arrays and rows)"
 CK_DEFAULT_TIMEOUT=600 timeout 100 "$bin/test_reduce" >"$out/test_reduce.log" 2>&1
 echo "test_reduce exit $?"
 grep -E '^reduce|FAIL|Checks|error' "$out/test_reduce.log" | head -20
+
+step "expressions: random expressions rendered, compiled, run, checked against the CPU evaluator"
+CK_DEFAULT_TIMEOUT=300 timeout 90 "$bin/test_expr_gpu" >"$out/test_expr_gpu.log" 2>&1
+echo "test_expr_gpu exit $?"
+grep -E '^expr-gpu|^FAIL|^  with|^  expected|Checks' "$out/test_expr_gpu.log" | head -40
 
 step "disk cache: fresh-process hit to a launchable function"
 timeout 40 "$bin/cache_bench" --runs 21 >"$out/cache_bench.md" 2>&1

@@ -2,7 +2,8 @@
 # run.sh - builds the expression fuzzer with clang and libFuzzer (ASan and
 # UBSan on) into build-fuzz/, then runs it for SECONDS (default 60) on one
 # core, from the seed corpus and dictionary here. New inputs it finds go to
-# build-fuzz/corpus-expr/, never into the committed seeds; a crash leaves
+# build-fuzz/corpus-expr/ (with 300 seeds from tests/fuzz/gen_seeds.c), never
+# into the committed seeds; a crash leaves
 # build-fuzz/crash-* to replay with: build-fuzz/fuzz_expr FILE
 #   tests/fuzz/run.sh [SECONDS]
 set -euo pipefail
@@ -19,6 +20,10 @@ mkdir -p build-fuzz/corpus-expr
   -fno-sanitize-recover=undefined -Iinclude -Isrc \
   tests/fuzz/fuzz_expr.c src/expr.c src/util.c src/error.c -lm \
   -o build-fuzz/fuzz_expr
+# Seeds from the random expression generator: every form of the grammar.
+"$cc" -O1 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -Itests tests/fuzz/gen_seeds.c \
+  tests/expr_gen.c -lm -o build-fuzz/gen_seeds
+build-fuzz/gen_seeds build-fuzz/corpus-expr 300 "$RANDOM"
 cd build-fuzz
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ./fuzz_expr \
   -max_total_time="$seconds" -max_len=4200 -timeout=10 -rss_limit_mb=2048 \
