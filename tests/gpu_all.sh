@@ -94,13 +94,13 @@ echo "test_gpu exit $?"
 grep -E '^gpu|FAIL|Checks|error' "$out/test_gpu.log" | head -60
 
 step compute-sanitizer
-PATH=$PATH:/usr/local/cuda/bin timeout 110 bash tests/sanitize.sh "$bin/warpgen" "$arch" \
+PATH=$PATH:/usr/local/cuda/bin timeout 300 bash tests/sanitize.sh "$bin/warpgen" "$arch" \
   >"$out/sanitize.log" 2>&1
 echo "sanitize exit $?"
 tail -12 "$out/sanitize.log"
 
 step "reduce suite (whole arrays and rows)"
-CK_DEFAULT_TIMEOUT=600 timeout 100 "$bin/test_reduce" >"$out/test_reduce.log" 2>&1
+CK_DEFAULT_TIMEOUT=600 timeout 300 "$bin/test_reduce" >"$out/test_reduce.log" 2>&1
 echo "test_reduce exit $?"
 grep -E '^reduce|FAIL|Checks|error' "$out/test_reduce.log" | head -20
 

@@ -489,17 +489,24 @@ START_TEST(one_of_each_shape) {
   wg_context *ctx = new_context();
   buffers b;
   const uint64_t n = 2500000;
-  buffers_make(ctx, &b, n * 4, 4096 * 4);
-  fill_input(ctx, &b, WG_F32, WG_OP_SUM, n, wg_test_seed() + 4000);
-  check_array(ctx, &b, WG_F32, WG_OP_SUM, 100, 1);        /* one block */
-  check_array(ctx, &b, WG_F32, WG_OP_SUM, n - 3, 3);      /* many blocks */
-  check_rows(ctx, &b, WG_F32, WG_OP_SUM, 1000, 3, 4, 1);  /* a lane a row */
-  check_rows(ctx, &b, WG_F32, WG_OP_SUM, 4001, 3, 3, 0);  /* packed */
-  check_rows(ctx, &b, WG_F32, WG_OP_SUM, 1000, 33, 35, 0); /* groups */
-  check_rows(ctx, &b, WG_F32, WG_OP_SUM, 500, 1000, 1001, 1); /* a warp */
-  check_rows(ctx, &b, WG_F32, WG_OP_SUM, 2200, 1100, 1100, 0); /* long: warps */
-  check_rows(ctx, &b, WG_F32, WG_OP_SUM, 100, 5000, 5001, 1); /* long: blocks */
-  check_rows(ctx, &b, WG_F32, WG_OP_SUM, 2, 200000, 200001, 0); /* split */
+  buffers_make(ctx, &b, n * 4, 4096 * 8);
+  /* A scalar accumulator and the struct ones: (value, index), Welford's
+   * (count, mean, M2) and (max, sum of exp) move through shared memory and
+   * the workspace field by field. */
+  static const wg_operator ops[] = {WG_OP_SUM, WG_OP_ARGMAX, WG_OP_VAR, WG_OP_LOGSUMEXP};
+  for (size_t k = 0; k < WG_COUNT_OF(ops); k++) {
+    const wg_operator op = ops[k];
+    fill_input(ctx, &b, WG_F32, op, n, wg_test_seed() + 4000 + k);
+    check_array(ctx, &b, WG_F32, op, 100, 1);        /* one block */
+    check_array(ctx, &b, WG_F32, op, n - 3, 3);      /* many blocks */
+    check_rows(ctx, &b, WG_F32, op, 1000, 3, 4, 1);  /* a lane a row */
+    check_rows(ctx, &b, WG_F32, op, 4001, 3, 3, 0);  /* packed */
+    check_rows(ctx, &b, WG_F32, op, 1000, 33, 35, 0); /* groups */
+    check_rows(ctx, &b, WG_F32, op, 500, 1000, 1001, 1); /* a warp */
+    check_rows(ctx, &b, WG_F32, op, 2200, 1100, 1100, 0); /* long: warps */
+    check_rows(ctx, &b, WG_F32, op, 100, 5000, 5001, 1); /* long: blocks */
+    check_rows(ctx, &b, WG_F32, op, 2, 200000, 200001, 0); /* split */
+  }
   buffers_free(ctx, &b);
   wg_context_destroy(ctx);
 }
