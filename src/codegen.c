@@ -123,6 +123,7 @@ int wg_codegen_prelude(wg_context *ctx, wg_buf *out, const wg_spec *s) {
       {"bits", t->bits_type},     {"conversions", conversions},
       {"load", t->load},          {"store", t->store},
       {"to_bits", t->to_bits},    {"from_bits", t->from_bits},
+      {"nonzero", t->nonzero},
       {"acc_decl", texts[ACC]},   {"out_ctype", o_t->ctype},
       {"max_params", max_params}, {"defs", texts[DEFS]},
       {"identity", texts[IDENTITY]}, {"combine", texts[COMBINE]},

@@ -130,6 +130,8 @@ typedef struct wg_type_info {
                             through a shuffle (at least 32 bits) */
   const char *to_bits;   /* storage `x` -> bits */
   const char *from_bits; /* bits `b` -> storage */
+  const char *nonzero;   /* storage `x` -> bool, on its bits: -0.0 is zero,
+                            NaN is not (ballot, any, all) */
   unsigned size;         /* bytes of storage */
   bool is_float;
   bool is_signed;

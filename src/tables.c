@@ -10,33 +10,40 @@
 #define INF_D "__longlong_as_double(0x7ff0000000000000LL)"
 
 /* name, ctype, acc, uacc, load, store, lowest, highest, bits, to_bits,
- * from_bits, size, is_float, is_signed */
+ * from_bits, nonzero, size, is_float, is_signed. nonzero tests the storage
+ * bits, never a conversion: a float is non-zero when any bit but the sign is
+ * set (-0.0 is zero, NaN is not). */
 const wg_type_info wg_types[WG_TYPE_COUNT] = {
   [WG_F16] = {"f16", "unsigned short", "float", NULL, "wg_f16_to_f32(x)",
               "wg_f32_to_f16(v)", "-" INF_F, INF_F, "unsigned int",
-              "(unsigned int)x", "(unsigned short)b", 2, true, true},
+              "(unsigned int)x", "(unsigned short)b", "(x & 0x7fffu) != 0u", 2,
+              true, true},
   [WG_BF16] = {"bf16", "unsigned short", "float", NULL, "wg_bf16_to_f32(x)",
                "wg_f32_to_bf16(v)", "-" INF_F, INF_F, "unsigned int",
-               "(unsigned int)x", "(unsigned short)b", 2, true, true},
+               "(unsigned int)x", "(unsigned short)b", "(x & 0x7fffu) != 0u", 2,
+               true, true},
   [WG_F32] = {"f32", "float", "float", NULL, "x", "v", "-" INF_F, INF_F,
-              "unsigned int", "__float_as_uint(x)", "__uint_as_float(b)", 4,
-              true, true},
+              "unsigned int", "__float_as_uint(x)", "__uint_as_float(b)",
+              "(__float_as_uint(x) << 1) != 0u", 4, true, true},
   [WG_F64] = {"f64", "double", "double", NULL, "x", "v", "-" INF_D, INF_D,
               "unsigned long long",
               "(unsigned long long)__double_as_longlong(x)",
-              "__longlong_as_double((long long)b)", 8, true, true},
+              "__longlong_as_double((long long)b)",
+              "((unsigned long long)__double_as_longlong(x) << 1) != 0ull", 8,
+              true, true},
   [WG_I32] = {"i32", "int", "int", "unsigned int", "x", "v",
               "(-2147483647 - 1)", "2147483647", "unsigned int",
-              "(unsigned int)x", "(int)b", 4, false, true},
+              "(unsigned int)x", "(int)b", "x != 0", 4, false, true},
   [WG_U32] = {"u32", "unsigned int", "unsigned int", "unsigned int", "x", "v",
-              "0u", "0xffffffffu", "unsigned int", "x", "b", 4, false, false},
+              "0u", "0xffffffffu", "unsigned int", "x", "b", "x != 0u", 4,
+              false, false},
   [WG_I64] = {"i64", "long long", "long long", "unsigned long long", "x", "v",
               "(-9223372036854775807LL - 1)", "9223372036854775807LL",
-              "unsigned long long", "(unsigned long long)x", "(long long)b", 8,
-              false, true},
+              "unsigned long long", "(unsigned long long)x", "(long long)b",
+              "x != 0", 8, false, true},
   [WG_U64] = {"u64", "unsigned long long", "unsigned long long",
               "unsigned long long", "x", "v", "0ull", "0xffffffffffffffffull",
-              "unsigned long long", "x", "b", 8, false, false},
+              "unsigned long long", "x", "b", "x != 0ull", 8, false, false},
 };
 
 /* The operator model (internal.h, wg_operator_info). Expressions see:

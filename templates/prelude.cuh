@@ -6,6 +6,8 @@ static __device__ __forceinline__ ${num} wg_load(wg_elem x) { return ${load}; }
 static __device__ __forceinline__ wg_elem wg_store(${num} v) { return ${store}; }
 static __device__ __forceinline__ wg_bits wg_to_bits(wg_elem x) { return ${to_bits}; }
 static __device__ __forceinline__ wg_elem wg_from_bits(wg_bits b) { return ${from_bits}; }
+/* Is the element non-zero? Tested on its bits: -0.0 is zero, NaN is not. */
+static __device__ __forceinline__ bool wg_nonzero(wg_elem x) { return ${nonzero}; }
 
 /* The operator model: what lanes combine (wg_acc), its identity, the
  * combine, the map from an element and its index to an accumulator, and

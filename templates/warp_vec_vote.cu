@@ -5,8 +5,7 @@
         bool q = ${past_end};
 #pragma unroll
         for (int j = 0; j < WG_SUB; j++)
-          q = q ${fold} (WG_VALID(k * WG_SUB + j) ? wg_load(x[u][k * WG_SUB + j]) != (wg_acc)0
-                                                 : ${past_end});
+          q = q ${fold} (WG_VALID(k * WG_SUB + j) ? wg_nonzero(x[u][k * WG_SUB + j]) : ${past_end});
         if (WG_LANES > 1) q = ${vote}(gmask, q);
         if ((WG_LANES == 1 || glane == 0) && WG_VALID(k * WG_SUB))
           out[(e + k * WG_SUB) / WG_WIDTH] = q;

@@ -30,6 +30,8 @@ struct emu_dim3 { unsigned x, y, z; };
 static thread_local emu_dim3 threadIdx;
 struct uint4 { unsigned x, y, z, w; };
 template <class T> static inline T __ldg(const T *p) { return *p; }
+/* The prelude's wg_ldcg (cache-global loads of partials) names it. */
+template <class T> static inline T __ldcg(const T *p) { return *p; }
 static emu_dim3 blockIdx = {0, 0, 0}, blockDim = {64, 1, 1}, gridDim = {1, 1, 1};
 static std::barrier<> *emu_bar[2];
 static uint64_t emu_slot[2][32];
