@@ -17,6 +17,7 @@
 #include "expr_tree.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
@@ -36,18 +37,20 @@ typedef struct vt_info {
   bool is_signed;
 } vt_info;
 
-/* __float2int_rz and its kin truncate, saturate at the type's range and
- * turn NaN into 0; a plain C++ cast of an out-of-range float is undefined. */
+/* Float -> integer casts go through helpers (wg_expr_helpers) that send NaN
+ * to 0, saturate at the type's range and truncate in between: a plain C++
+ * cast of an out-of-range float is undefined, and the H200 measured
+ * __float2ull_rz(-2e9) and __double2ull_rz(NaN) as 2^63, not 0. */
 static const vt_info vts[WG_VT_COUNT] = {
   [WG_VT_BOOL] = {"bool", "bool", NULL, "", NULL, NULL, false, false},
-  [WG_VT_I32] = {"i32", "int", "unsigned int", "", "__float2int_rz",
-                 "__double2int_rz", false, true},
-  [WG_VT_U32] = {"u32", "unsigned int", "unsigned int", "u", "__float2uint_rz",
-                 "__double2uint_rz", false, false},
+  [WG_VT_I32] = {"i32", "int", "unsigned int", "", "wg_f32_to_i32",
+                 "wg_f64_to_i32", false, true},
+  [WG_VT_U32] = {"u32", "unsigned int", "unsigned int", "u", "wg_f32_to_u32",
+                 "wg_f64_to_u32", false, false},
   [WG_VT_I64] = {"i64", "long long", "unsigned long long", "LL",
-                 "__float2ll_rz", "__double2ll_rz", false, true},
+                 "wg_f32_to_i64", "wg_f64_to_i64", false, true},
   [WG_VT_U64] = {"u64", "unsigned long long", "unsigned long long", "ULL",
-                 "__float2ull_rz", "__double2ull_rz", false, false},
+                 "wg_f32_to_u64", "wg_f64_to_u64", false, false},
   [WG_VT_F32] = {"f32", "float", NULL, "f", NULL, NULL, true, true},
   [WG_VT_F64] = {"f64", "double", NULL, "", NULL, NULL, true, true},
 };
@@ -1028,19 +1031,58 @@ const char *wg_expr_role_name(wg_expr_role role) {
   "static __device__ __forceinline__ " T " wg_max(" T " a, " T " b) {"           \
   " return (a > b" NANCHECK ") ? a : b; }\n"
 
+/* Float -> integer: NaN is 0, values at or past a bound (LO and HI are
+ * exact powers of two in every float type) saturate, the rest truncate
+ * through the intrinsic, which is exact inside the range. */
+#define TO_INT_HELPER(NAME, F, T, LO, LOVAL, HI, HIVAL, INTRINSIC)               \
+  "static __device__ __forceinline__ " T " " NAME "(" F " x) {"                 \
+  " return x != x ? (" T ")0 : x <= (" F ")" LO " ? (" T ")" LOVAL              \
+  " : x >= (" F ")" HI " ? (" T ")" HIVAL " : " INTRINSIC "(x); }\n"
+#define TO_INT_HELPERS(F, P, I)                                                   \
+  TO_INT_HELPER("wg_" P "_to_i32", F, "int", "-2147483648.0", "(-2147483647 - 1)", \
+                "2147483648.0", "2147483647", "__" I "2int_rz")                   \
+  TO_INT_HELPER("wg_" P "_to_u32", F, "unsigned int", "0.0", "0u",                \
+                "4294967296.0", "4294967295u", "__" I "2uint_rz")                 \
+  TO_INT_HELPER("wg_" P "_to_i64", F, "long long", "-9223372036854775808.0",      \
+                "(-9223372036854775807LL - 1)", "9223372036854775808.0",          \
+                "9223372036854775807LL", "__" I "2ll_rz")                         \
+  TO_INT_HELPER("wg_" P "_to_u64", F, "unsigned long long", "0.0", "0ULL",        \
+                "18446744073709551616.0", "18446744073709551615ULL", "__" I "2ull_rz")
+
+/* The helpers in pieces: C11 promises only 4095 characters a literal. */
+static const char *const helper_pieces[] = {
+  "#ifndef WG_EXPR_HELPERS\n"
+  "#define WG_EXPR_HELPERS\n"
+  "/* helpers of rendered expressions (warpgen src/expr.c) */\n"
+  SIGNED_HELPERS("int", "unsigned int")
+  SIGNED_HELPERS("long long", "unsigned long long"),
+  UNSIGNED_HELPERS("unsigned int")
+  UNSIGNED_HELPERS("unsigned long long")
+  MINMAX_HELPERS("int", "")
+  MINMAX_HELPERS("unsigned int", "")
+  MINMAX_HELPERS("long long", "")
+  MINMAX_HELPERS("unsigned long long", "")
+  MINMAX_HELPERS("float", " || a != a")
+  MINMAX_HELPERS("double", " || a != a"),
+  TO_INT_HELPERS("float", "f32", "float"),
+  TO_INT_HELPERS("double", "f64", "double")
+  "#endif\n",
+};
+static char helpers_text[8192];
+static pthread_once_t helpers_once = PTHREAD_ONCE_INIT;
+
+static void join_helpers(void) {
+  size_t len = 0;
+  for (size_t k = 0; k < sizeof helper_pieces / sizeof helper_pieces[0]; k++) {
+    const size_t n = strlen(helper_pieces[k]);
+    if (len + n >= sizeof helpers_text) break; /* cannot happen: sized above */
+    memcpy(helpers_text + len, helper_pieces[k], n);
+    len += n;
+  }
+  helpers_text[len] = '\0';
+}
+
 const char *wg_expr_helpers(void) {
-  return "#ifndef WG_EXPR_HELPERS\n"
-         "#define WG_EXPR_HELPERS\n"
-         "/* helpers of rendered expressions (warpgen src/expr.c) */\n"
-         SIGNED_HELPERS("int", "unsigned int")
-         SIGNED_HELPERS("long long", "unsigned long long")
-         UNSIGNED_HELPERS("unsigned int")
-         UNSIGNED_HELPERS("unsigned long long")
-         MINMAX_HELPERS("int", "")
-         MINMAX_HELPERS("unsigned int", "")
-         MINMAX_HELPERS("long long", "")
-         MINMAX_HELPERS("unsigned long long", "")
-         MINMAX_HELPERS("float", " || a != a")
-         MINMAX_HELPERS("double", " || a != a")
-         "#endif\n";
+  pthread_once(&helpers_once, join_helpers);
+  return helpers_text;
 }

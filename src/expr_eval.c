@@ -5,8 +5,8 @@
  * The walk mirrors render_node: integers are computed as 64-bit words and
  * cut to their width (so + - * and unary - wrap, as the rendered unsigned
  * twins do), / and % follow wg_div and wg_mod of wg_expr_helpers(), casts
- * from floating types truncate, saturate and send NaN to 0 as
- * __float2int_rz and its kin do, f32 arithmetic is done in float (with
+ * from floating types truncate, saturate and send NaN to 0 as the
+ * wg_f32_to_i32 helpers and their kin do, f32 arithmetic is done in float (with
  * FLT_EVAL_METHOD 0 each step rounds to float, as on the GPU).
  *
  * Each value travels with `err`, a bound on |GPU - CPU|: 0 while every
@@ -166,7 +166,7 @@ static int truth(const ev *a) {
 /* --- conversions --------------------------------------------------------- */
 
 /* A floating value (exact as a double) truncated toward zero and saturated
- * at t's range, NaN to 0: __float2int_rz and its kin. */
+ * at t's range, NaN to 0: the wg_f32_to_i32 helpers and their kin. */
 static uint64_t saturate(double d, wg_value_type t) {
   if (isnan(d)) return 0;
   d = trunc(d);

@@ -57,8 +57,8 @@ static const char *const allowed_names[] = {
   "expm1f", "expm1", "logf", "log", "log2f", "log2", "log1pf", "log1p",
   "sinf", "sin", "cosf", "cos", "tanhf", "tanh", "erff", "erf",
   "floorf", "floor", "ceilf", "ceil",
-  "__float2int_rz", "__float2uint_rz", "__float2ll_rz", "__float2ull_rz",
-  "__double2int_rz", "__double2uint_rz", "__double2ll_rz", "__double2ull_rz",
+  "wg_f32_to_i32", "wg_f32_to_u32", "wg_f32_to_i64", "wg_f32_to_u64",
+  "wg_f64_to_i32", "wg_f64_to_u32", "wg_f64_to_i64", "wg_f64_to_u64",
   "bool", "int", "unsigned", "long", "float", "double", "true", "false",
 };
 /* Variables among them, with their bit in wg_expr_uses. */
