@@ -826,6 +826,14 @@ static void render_cast(const wg_expr *e, const node *n, wg_buf *out) {
     wg_buf_puts(out, "(");
     render_node(e, kid, out);
     wg_buf_puts(out, " != 0)");
+  } else if (kid->type == WG_VT_BOOL && to->is_float) {
+    /* A select, not a conversion: CUDA 13.0's ptxas was seen to fold
+     * cvt.rn.f32.u32 of a 0/1 select into the integers 0/1, a wrong
+     * float, when the float's bits were then taken (tests/test_expr_gpu.c,
+     * seed 0x4714957494508a9a). */
+    wg_buf_puts(out, "(");
+    render_node(e, kid, out);
+    wg_buf_puts(out, to->ctype[0] == 'f' ? " ? 1.0f : 0.0f)" : " ? 1.0 : 0.0)");
   } else if (from->is_float && !to->is_float) {
     wg_buf_printf(out, "%s(", kid->type == WG_VT_F32 ? to->from_f32 : to->from_f64);
     render_node(e, kid, out);

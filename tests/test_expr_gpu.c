@@ -148,6 +148,20 @@ static const char *const prologue =
   "__device__ __forceinline__ unsigned long long wg_out(float v) { return __float_as_uint(v); }\n"
   "__device__ __forceinline__ unsigned long long wg_out(double v) { return (unsigned long long)__double_as_longlong(v); }\n";
 
+/* WARPGEN_EXPR_DUMP=DIR writes each kernel's source to DIR/NAME.cu, to
+ * study a failure with the disassembler (a replayed seed makes the same
+ * kernels). */
+static void dump_source(const char *name, const wg_buf *src) {
+  const char *dir = getenv("WARPGEN_EXPR_DUMP");
+  if (!dir || !*dir || src->failed) return;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s.cu", dir, name);
+  FILE *f = fopen(path, "w");
+  if (!f) return;
+  fwrite(src->data, 1, src->len, f);
+  fclose(f);
+}
+
 static void kernel_source(const run *r, int kernel, wg_buf *src) {
   wg_buf_puts(src, wg_expr_helpers());
   wg_buf_puts(src, prologue);
@@ -270,6 +284,7 @@ static void *compile_worker(void *arg) {
     kernel_source(r, k, &src);
     char name[32];
     snprintf(name, sizeof name, "wg_expr_batch_%d", k);
+    dump_source(name, &src);
     if (src.failed || wg_compile(ctx, &r->bins[k], src.data, name, r->arch) != WG_OK) {
       char *msg = malloc(strlen(wg_errmsg(ctx)) + 64);
       if (msg) sprintf(msg, "kernel %d: %s", k, wg_errmsg(ctx));
