@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test.sh - sets up and builds warpgen, then runs every test suite (unit,
-# nvrtc, cli, cache, gpu; gpu skips without a device), the expression
-# fuzzer for a minute, the Python package's tests and its `pip install .`,
+# nvrtc, cli, cache, gpu; gpu skips without a device), the expression and
+# spec fuzzers, the Python package's tests and its `pip install .`,
 # then the host-side suites again in a build with AddressSanitizer and UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,9 +10,10 @@ export WARPGEN_REQUIRE_SASS=1 # setup provided a disassembler: sass must work
 
 meson test -C build --print-errorlogs --num-processes 2
 
-# The expression fuzzer (libFuzzer, ASan, UBSan) for a bounded minute; it
-# builds itself with clang into build-fuzz/ (setup.sh installs clang).
-bash tests/fuzz/run.sh 60
+# The fuzzers (libFuzzer, ASan, UBSan) of the expression language and of
+# the spec text form, 45 bounded seconds each; they build themselves with
+# clang into build-fuzz/ (setup.sh installs clang).
+bash tests/fuzz/run.sh all 45
 
 # The Python package: its tests against the library just built (GPU tests
 # skip without a device), then `pip install .` into a throwaway virtual

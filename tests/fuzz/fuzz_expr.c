@@ -20,6 +20,7 @@
  * tests/fuzz/replay.c runs the seed corpus through it in the gcc build.
  */
 #include "expr.h"
+#include "fuzz_common.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -38,29 +39,6 @@ static void check(bool ok, const char *what, const uint8_t *data, size_t size) {
   abort();
 }
 
-static bool printable(const char *s) {
-  for (; *s; s++)
-    if (*s < 32 || *s > 126) return false;
-  return true;
-}
-
-/* The names the renderer may print: the fixed variables, its helpers, the
- * CUDA math functions of the table, conversion intrinsics, types and
- * boolean literals. Written out here, not taken from expr.c, so that a
- * renderer that starts printing something new fails. */
-static const char *const allowed_names[] = {
-  "wg_x", "wg_y", "wg_z", "wg_w", "wg_i", "wg_n", "wg_a", "wg_b", "wg_r",
-  "wg_p0", "wg_p1", "wg_p2", "wg_p3", "wg_p4", "wg_p5", "wg_p6", "wg_p7",
-  "wg_div", "wg_mod", "wg_abs", "wg_min", "wg_max",
-  "fabsf", "fabs", "fminf", "fmin", "fmaxf", "fmax", "powf", "pow",
-  "sqrtf", "sqrt", "rsqrtf", "rsqrt", "expf", "exp", "exp2f", "exp2",
-  "expm1f", "expm1", "logf", "log", "log2f", "log2", "log1pf", "log1p",
-  "sinf", "sin", "cosf", "cos", "tanhf", "tanh", "erff", "erf",
-  "floorf", "floor", "ceilf", "ceil",
-  "wg_f32_to_i32", "wg_f32_to_u32", "wg_f32_to_i64", "wg_f32_to_u64",
-  "wg_f64_to_i32", "wg_f64_to_u32", "wg_f64_to_i64", "wg_f64_to_u64",
-  "bool", "int", "unsigned", "long", "float", "double", "true", "false",
-};
 /* Variables among them, with their bit in wg_expr_uses. */
 static const struct { const char *name; unsigned bit; } variables[] = {
   {"wg_x", WG_EXPR_USES_INPUT(0)}, {"wg_y", WG_EXPR_USES_INPUT(1)},
@@ -85,8 +63,8 @@ static const char *relex(const char *s, unsigned uses) {
       size_t n = 1;
       while (is_alpha(s[n]) || is_digit(s[n])) n++;
       bool known = false;
-      for (size_t k = 0; k < sizeof allowed_names / sizeof *allowed_names; k++)
-        known |= strlen(allowed_names[k]) == n && memcmp(allowed_names[k], s, n) == 0;
+      for (size_t k = 0; k < sizeof wg_fuzz_expr_names / sizeof *wg_fuzz_expr_names; k++)
+        known |= strlen(wg_fuzz_expr_names[k]) == n && memcmp(wg_fuzz_expr_names[k], s, n) == 0;
       if (!known) return "an identifier that is not on the list";
       for (size_t k = 0; k < sizeof variables / sizeof *variables; k++)
         if (strlen(variables[k].name) == n && memcmp(variables[k].name, s, n) == 0)
@@ -162,7 +140,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           data, size);
     check(strtoull(msg + strlen(prefix), NULL, 10) <= len || len > WG_EXPR_MAX_LEN,
           "a position past the end", data, size);
-    check(printable(msg), "a message with a byte that is not printable", data, size);
+    check(wg_fuzz_printable(msg), "a message with a byte that is not printable", data,
+          size);
     free(ctx.errmsg);
     return 0;
   }
@@ -174,7 +153,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   wg_buf canon = {0}, cuda = {0};
   check(wg_expr_format(e, &canon) == WG_OK && wg_expr_render(e, &cuda) == WG_OK,
         "format or render failed", data, size);
-  check(printable(canon.data) && !strstr(canon.data, "  ") && canon.len <= WG_EXPR_MAX_LEN,
+  check(wg_fuzz_printable(canon.data) && !strstr(canon.data, "  ") &&
+            canon.len <= WG_EXPR_MAX_LEN,
         "canonical text not printable, with double spaces or too long", data, size);
   const char *why = relex(cuda.data, uses);
   if (why) fprintf(stderr, "CUDA: %s\n", cuda.data);

@@ -1,0 +1,391 @@
+/*
+ * fuzz_spec.c - the libFuzzer target of the spec text form (spec.c, and
+ * through it every key that carries an expression: map=, combine=...).
+ *
+ * The input is spec text (cut at its first NUL, as a C string is). The
+ * context never compiles: the disk cache is off, arch is always explicit,
+ * so neither NVRTC nor the driver is loaded. For every input it checks
+ * what warpgen.h promises:
+ *   - a rejected text gets WG_ESPEC and a non-empty message of printable
+ *     ASCII (user bytes escaped), of bounded length;
+ *   - an accepted text validates, and its canonical text T (wg_spec_format)
+ *     is a fixed point: T parses, and formats to T again. The comparison is
+ *     through the text, so it covers every field the text form has, today's
+ *     and any added later, without naming them;
+ *   - wg_source (arch sm_90 when the spec leaves it unset) succeeds, gives
+ *     the same bytes for the input and for T (the source depends on the
+ *     canonical spec only), names the kernel wg_kernel_name gives, and holds
+ *     nothing of the input: re-lexed as C, every identifier (in code and in
+ *     comments) and every string or character literal is one the generator
+ *     prints for the listed specs or one the expression renderer prints,
+ *     every other byte is C punctuation or space, and no word of the input
+ *     that T does not have appears in it.
+ * Any failure aborts, which libFuzzer reports with the input.
+ *
+ * tests/fuzz/run.sh spec builds it with clang -fsanitize=fuzzer,address,
+ * undefined; tests/fuzz/replay.c runs the seed corpus through it in the gcc
+ * build (the spec-corpus unit test).
+ */
+#include "fuzz_common.h"
+#include "internal.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One spec's text is a line; a longer input only makes longer messages. */
+#define MAX_INPUT 8192
+
+static const char *input_text; /* for the report of a failure */
+
+static void check(bool ok, const char *what) {
+  if (ok) return;
+  fprintf(stderr, "fuzz_spec: %s\ninput: ", what);
+  for (const char *c = input_text; c && *c; c++)
+    fprintf(stderr, *c >= 32 && *c < 127 ? "%c" : "\\x%02x", (unsigned char)*c);
+  fprintf(stderr, "\n");
+  abort();
+}
+
+/* --- the vocabulary: a set of strings, open addressing ------------------ */
+
+typedef struct {
+  char **slot;
+  size_t cap, count;
+} word_set;
+
+static uint64_t hash(const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (size_t k = 0; k < n; k++) h = (h ^ (unsigned char)s[k]) * 1099511628211ull;
+  return h;
+}
+
+static bool set_has(const word_set *set, const char *s, size_t n) {
+  if (!set->cap) return false;
+  for (size_t k = hash(s, n) & (set->cap - 1);; k = (k + 1) & (set->cap - 1)) {
+    const char *w = set->slot[k];
+    if (!w) return false;
+    if (strlen(w) == n && memcmp(w, s, n) == 0) return true;
+  }
+}
+
+static void set_clear(word_set *set) {
+  for (size_t k = 0; k < set->cap; k++) free(set->slot[k]);
+  free(set->slot);
+  *set = (word_set){0};
+}
+
+static void set_add(word_set *set, const char *s, size_t n) {
+  if (set_has(set, s, n)) return;
+  if (2 * (set->count + 1) > set->cap) { /* grow and rehash */
+    word_set bigger = {calloc(set->cap ? 2 * set->cap : 1024, sizeof(char *)),
+                       set->cap ? 2 * set->cap : 1024, 0};
+    check(bigger.slot != NULL, "out of memory");
+    for (size_t k = 0; k < set->cap; k++)
+      if (set->slot[k]) {
+        size_t j = hash(set->slot[k], strlen(set->slot[k])) & (bigger.cap - 1);
+        while (bigger.slot[j]) j = (j + 1) & (bigger.cap - 1);
+        bigger.slot[j] = set->slot[k];
+        bigger.count++;
+      }
+    free(set->slot);
+    *set = bigger;
+  }
+  size_t k = hash(s, n) & (set->cap - 1);
+  while (set->slot[k]) k = (k + 1) & (set->cap - 1);
+  set->slot[k] = malloc(n + 1);
+  check(set->slot[k] != NULL, "out of memory");
+  memcpy(set->slot[k], s, n);
+  set->slot[k][n] = '\0';
+  set->count++;
+}
+
+static word_set identifiers; /* every identifier the generator prints */
+static word_set literals;    /* every "string" and 'c' literal it prints */
+static word_set pieces;      /* the '_'-separated parts of the identifiers */
+static word_set stems;       /* the letters of the parts that end in digits */
+static bool comment_bytes[256]; /* the prose punctuation of its comments */
+/* The names in the canonical text of the spec at hand: the source quotes
+ * that text in its header comment ("arch=sm_70" has the name sm_70). */
+static word_set canonical;
+
+/* --- a lexer of the generated C -------------------------------------------- */
+
+static bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+static bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f'); }
+
+/* An identifier the generator never printed for a listed spec may still be
+ * one built from names (a kernel name with another lane or cols, or for an
+ * expression): wg_ and parts that the listed identifiers have, the same
+ * parts with other digits, or hexadecimal digits (a hash). */
+static bool composed_name(const char *s, size_t n) {
+  if (n < 4 || memcmp(s, "wg_", 3) != 0) return false;
+  for (size_t a = 3; a < n;) {
+    size_t b = a;
+    while (b < n && s[b] != '_') b++;
+    bool hex = b > a;
+    for (size_t k = a; k < b; k++) hex &= is_hex(s[k]);
+    size_t stem = a; /* a numbered part (w32, l31): a known stem, digits */
+    while (stem < b && !is_digit(s[stem])) stem++;
+    bool numbered = stem > a && stem < b && set_has(&stems, s + a, stem - a);
+    for (size_t k = stem; k < b; k++) numbered &= is_digit(s[k]);
+    if (!hex && !numbered && !set_has(&pieces, s + a, b - a)) return false;
+    a = b + 1;
+  }
+  return true;
+}
+
+/* Lexes C source. learn: adds what it meets to the vocabulary; else
+ * returns what is wrong (NULL: all of it is known), with *at the offset. */
+static const char *lex(const char *src, bool learn, size_t *at) {
+  const char *s = src;
+  bool comment = false, line_comment = false;
+  while (*s) {
+    *at = (size_t)(s - src);
+    if (comment && s[0] == '*' && s[1] == '/') { comment = false; s += 2; continue; }
+    if (line_comment && *s == '\n') { line_comment = false; s++; continue; }
+    if (!comment && !line_comment && s[0] == '/' && (s[1] == '*' || s[1] == '/')) {
+      comment = s[1] == '*';
+      line_comment = s[1] == '/';
+      s += 2;
+      continue;
+    }
+    if (is_alpha(*s)) {
+      size_t n = 1;
+      while (is_alpha(s[n]) || is_digit(s[n])) n++;
+      if (learn) {
+        set_add(&identifiers, s, n);
+        for (size_t a = 0; a < n;) {
+          size_t b = a;
+          while (b < n && s[b] != '_') b++;
+          if (b > a) set_add(&pieces, s + a, b - a);
+          size_t stem = a;
+          while (stem < b && !is_digit(s[stem])) stem++;
+          if (stem > a && stem < b) set_add(&stems, s + a, stem - a);
+          a = b + 1;
+        }
+      } else if (!set_has(&identifiers, s, n) && !set_has(&canonical, s, n) &&
+                 !composed_name(s, n)) {
+        return "an identifier the generator does not print";
+      }
+      s += n;
+    } else if (is_digit(*s) && (comment || line_comment)) {
+      while (is_digit(*s)) s++;
+    } else if (is_digit(*s) || (*s == '.' && is_digit(s[1]))) {
+      /* A C number: digits, a point, an exponent, 0x, suffixes; nothing of
+       * a word can hide in it. */
+      s++;
+      for (;;) {
+        if ((*s == '+' || *s == '-') && (s[-1] == 'e' || s[-1] == 'E')) s++;
+        else if (*s && (is_digit(*s) || *s == '.' || strchr("xXabcdefABCDEFuUlL", *s))) s++;
+        else break;
+      }
+      /* Prose ("2h lanes") may follow a number in a comment: its word is
+       * checked as an identifier. */
+      if (is_alpha(*s) && !comment && !line_comment) return "a malformed number";
+    } else if ((*s == '"' || *s == '\'') && !comment && !line_comment) {
+      size_t n = 1;
+      while (s[n] && s[n] != s[0] && s[n] != '\n') n += s[n] == '\\' && s[n + 1] ? 2 : 1;
+      if (s[n] != s[0]) return "an unterminated literal";
+      n++;
+      if (learn) set_add(&literals, s, n);
+      else if (!set_has(&literals, s, n)) return "a literal the generator does not print";
+      s += n;
+    } else if (*s == '\\' && s[1] == '\n' && !comment && !line_comment) {
+      s += 2; /* a macro's line continuation */
+    } else if (*s == '\n' || *s == ' ' || *s == '\t') {
+      s++;
+    } else if (strchr("{}()[];,.+-*/%<>=!&|^~?:#", *s)) {
+      s++;
+    } else if (comment || line_comment) {
+      /* Prose punctuation in a comment (its words are checked above): only
+       * bytes the templates' comments have. */
+      if (learn) comment_bytes[(unsigned char)*s] = true;
+      else if (!comment_bytes[(unsigned char)*s])
+        return "a byte in a comment that the templates' comments do not have";
+      s++;
+    } else {
+      return "a byte outside C's punctuation";
+    }
+  }
+  if (comment) return "an unclosed comment";
+  return NULL;
+}
+
+/* --- set-up: the vocabulary from every listed spec ------------------------ */
+
+static wg_context *ctx;
+
+static void learn_source(const wg_spec *spec) {
+  char *src;
+  int rc = wg_source(ctx, &src, spec);
+  if (rc) fprintf(stderr, "fuzz_spec: set-up: %s\n", wg_errmsg(ctx));
+  check(rc == WG_OK, "set-up: a listed spec has no source");
+  size_t at = 0;
+  const char *why = lex(src, true, &at);
+  if (why) fprintf(stderr, "fuzz_spec: set-up: %s at ...%.80s\n", why, src + at);
+  check(!why, "set-up: the source of a listed spec does not lex");
+  wg_free(src);
+}
+
+static void set_up(void) {
+  wg_options opt = WG_OPTIONS_INIT;
+  opt.disk_cache = -1; /* never read or write a cache: nothing compiles */
+  check(wg_context_create(&ctx, &opt) == WG_OK, "set-up: no context");
+  wg_spec *list;
+  size_t count;
+  check(wg_spec_list(ctx, &list, &count, 0) == WG_OK && count > 100,
+        "set-up: no spec list");
+  for (size_t k = 0; k < count; k++) {
+    list[k].arch = 90;
+    learn_source(&list[k]);
+    /* auto too: in each layout it may pick what the list has once. */
+    list[k].variant = WG_VARIANT_AUTO;
+    if (list[k].layout == WG_LAYOUT_LANE || !wg_primitives[list[k].primitive].is_warp)
+      learn_source(&list[k]);
+  }
+  wg_free(list);
+  /* The checks can fail: text that no generator prints is caught. */
+  static const char *const foreign[] = {
+    "int system;", "wg_warp_reduce_evil_name", "x = \"f32\";", "a \\ b", "a $ b",
+    "/* `rm` */", "1g", "a @ b", "/* unclosed"};
+  for (size_t k = 0; k < WG_COUNT_OF(foreign); k++) {
+    size_t at;
+    check(lex(foreign[k], false, &at) != NULL, "set-up: the lexer passes foreign text");
+  }
+  /* What the expression renderer prints (fuzz_expr.c checks that it
+   * prints nothing else). */
+  for (size_t k = 0; k < WG_COUNT_OF(wg_fuzz_expr_names); k++)
+    set_add(&identifiers, wg_fuzz_expr_names[k], strlen(wg_fuzz_expr_names[k]));
+}
+
+/* --- one input ------------------------------------------------------------- */
+
+/* The text of spec, canonical; aborts when it has none. Freed by the caller. */
+static char *format(const wg_spec *spec) {
+  int n = wg_spec_format(NULL, 0, spec);
+  check(n > 0, "an accepted spec does not format");
+  char *text = malloc((size_t)n + 1);
+  check(text != NULL, "out of memory");
+  check(wg_spec_format(text, (size_t)n + 1, spec) == n, "format measures one length, "
+        "writes another");
+  check((int)strlen(text) == n, "format's length is not the text's");
+  /* Cut short, it writes a prefix and still says the whole length. */
+  char cut[16];
+  size_t size = (size_t)n % sizeof cut;
+  check(wg_spec_format(cut, size, spec) == n, "a cut format says another length");
+  check(size == 0 || (strlen(cut) == size - 1 && memcmp(cut, text, size - 1) == 0),
+        "a cut format is not a prefix");
+  return text;
+}
+
+/* Whether `word` (n bytes) is one of the space-separated words of text. */
+static bool has_word(const char *text, const char *word, size_t n) {
+  for (const char *p = text; *p;) {
+    while (*p == ' ') p++;
+    const char *start = p;
+    while (*p && *p != ' ') p++;
+    if ((size_t)(p - start) == n && memcmp(start, word, n) == 0) return true;
+  }
+  return false;
+}
+
+static char *source_of(wg_spec spec) {
+  if (!spec.arch) spec.arch = 90; /* never ask for a device */
+  char *src;
+  int rc = wg_source(ctx, &src, &spec);
+  if (rc) fprintf(stderr, "wg_source: %s\n", wg_errmsg(ctx));
+  check(rc == WG_OK, "an accepted spec has no source");
+  check(src != NULL && *wg_errmsg(ctx) == '\0', "a source with a message");
+  return src;
+}
+
+static void accepted(const char *text, const wg_spec *spec) {
+  check(wg_spec_validate(ctx, spec) == WG_OK, "an accepted spec does not validate");
+  char *canon = format(spec);
+  check(wg_fuzz_printable(canon) && !strstr(canon, "  ") && canon[0] != ' ',
+        "the canonical text is not printable or has stray spaces");
+  wg_spec again;
+  int rc = wg_spec_parse(ctx, &again, canon);
+  if (rc) fprintf(stderr, "canonical '%s': %s\n", canon, wg_errmsg(ctx));
+  check(rc == WG_OK, "the canonical text does not parse");
+  char *canon2 = format(&again);
+  if (strcmp(canon, canon2)) fprintf(stderr, "'%s' -> '%s'\n", canon, canon2);
+  check(strcmp(canon, canon2) == 0, "format is not a fixed point");
+  check(wg_spec_resolve_variant(spec) == wg_spec_resolve_variant(&again),
+        "the canonical text resolves auto differently");
+
+  char *src = source_of(*spec), *src2 = source_of(again);
+  check(strcmp(src, src2) == 0, "the canonical text gives other source");
+  char name[256];
+  wg_spec named = *spec;
+  if (!named.arch) named.arch = 90;
+  check(wg_kernel_name(name, sizeof name, &named) > 0 && strstr(src, name),
+        "the source lacks the kernel name");
+  set_clear(&canonical);
+  for (const char *p = canon; *p;) {
+    size_t n = 0;
+    if (is_alpha(*p) && (p == canon || !is_digit(p[-1])))
+      while (is_alpha(p[n]) || is_digit(p[n])) n++;
+    if (n) set_add(&canonical, p, n);
+    p += n ? n : 1;
+  }
+  size_t at = 0;
+  const char *why = lex(src, false, &at);
+  if (why) {
+    size_t from = at > 60 ? at - 60 : 0;
+    fprintf(stderr, "canonical '%s'\nsource at %zu: ...%.120s...\n", canon, at, src + from);
+  }
+  check(!why, why ? why : "");
+  /* A word of the input that the canonical text does not have (an
+   * alternative spelling, a value written another way) never reaches the
+   * source; short words (a number, "sum") may be there on their own. */
+  for (const char *p = text; *p;) {
+    while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+    const char *start = p;
+    while (*p && *p != ' ' && *p != '\t' && *p != '\n') p++;
+    size_t n = (size_t)(p - start);
+    if (n < 6 || has_word(canon, start, n)) continue;
+    char *word = strndup(start, n);
+    check(word != NULL, "out of memory");
+    check(strstr(src, word) == NULL, "a word of the input that is not canonical is in the source");
+    free(word);
+  }
+  wg_free(src);
+  wg_free(src2);
+  free(canon);
+  free(canon2);
+}
+
+static void rejected(int rc, size_t len) {
+  check(rc == WG_ESPEC, "a failure other than WG_ESPEC");
+  const char *msg = wg_errmsg(ctx);
+  check(*msg != '\0', "a failure without a message");
+  check(wg_fuzz_printable(msg), "a message with a byte that is not printable");
+  check(strlen(msg) <= 2 * len + 1024, "a message that grows faster than the input");
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (!ctx) set_up();
+  if (size > MAX_INPUT) return 0;
+  char text[MAX_INPUT + 1];
+  memcpy(text, data, size);
+  text[size] = '\0';
+  input_text = text;
+
+  wg_spec spec, untouched;
+  memset(&spec, 0xa5, sizeof spec);
+  untouched = spec;
+  int rc = wg_spec_parse(ctx, &spec, text);
+  if (rc == WG_OK) {
+    accepted(text, &spec);
+  } else {
+    check(memcmp(&spec, &untouched, sizeof spec) == 0, "a failed parse wrote the spec");
+    rejected(rc, strlen(text));
+  }
+  input_text = NULL;
+  return 0;
+}
