@@ -17,7 +17,8 @@
  *     canonical spec only), names the kernel wg_kernel_name gives, and holds
  *     nothing of the input: re-lexed as C, every identifier (in code and in
  *     comments) and every string or character literal is one the generator
- *     prints for the listed specs or one the expression renderer prints,
+ *     prints for the listed specs, one the built-in templates have, one the
+ *     expression renderer prints or a name of the canonical text,
  *     every other byte is C punctuation or space, and no word of the input
  *     that T does not have appears in it.
  * Any failure aborts, which libFuzzer reports with the input.
@@ -106,9 +107,11 @@ static word_set literals;    /* every "string" and 'c' literal it prints */
 static word_set pieces;      /* the '_'-separated parts of the identifiers */
 static word_set stems;       /* the letters of the parts that end in digits */
 static bool comment_bytes[256]; /* the prose punctuation of its comments */
-/* The names in the canonical text of the spec at hand: the source quotes
- * that text in its header comment ("arch=sm_70" has the name sm_70). */
+/* The names and bytes of the canonical text of the spec at hand: the
+ * source quotes that text in its header comment ("arch=sm_70" has the name
+ * sm_70; map="x * x" has quotes). */
 static word_set canonical;
+static bool canonical_bytes[256];
 
 /* --- a lexer of the generated C -------------------------------------------- */
 
@@ -150,6 +153,10 @@ static const char *lex(const char *src, bool learn, size_t *at) {
       comment = s[1] == '*';
       line_comment = s[1] == '/';
       s += 2;
+      continue;
+    }
+    if (learn && s[0] == '$' && s[1] == '{' && strchr(s, '}')) {
+      s = strchr(s, '}') + 1; /* a template's ${key}: filled by codegen */
       continue;
     }
     if (is_alpha(*s)) {
@@ -203,7 +210,7 @@ static const char *lex(const char *src, bool learn, size_t *at) {
       /* Prose punctuation in a comment (its words are checked above): only
        * bytes the templates' comments have. */
       if (learn) comment_bytes[(unsigned char)*s] = true;
-      else if (!comment_bytes[(unsigned char)*s])
+      else if (!comment_bytes[(unsigned char)*s] && !canonical_bytes[(unsigned char)*s])
         return "a byte in a comment that the templates' comments do not have";
       s++;
     } else {
@@ -247,6 +254,15 @@ static void set_up(void) {
       learn_source(&list[k]);
   }
   wg_free(list);
+  /* Every built-in template, as written: a kernel family the list does not
+   * reach (an expression's) is made from these too. */
+  for (size_t k = 0; k < wg_embedded_template_count; k++) {
+    size_t at = 0;
+    const char *why = lex(wg_embedded_templates[k].text, true, &at);
+    if (why) fprintf(stderr, "fuzz_spec: set-up: template %s: %s at %zu\n",
+                     wg_embedded_templates[k].name, why, at);
+    check(!why, "set-up: a template does not lex");
+  }
   /* The checks can fail: text that no generator prints is caught. */
   static const char *const foreign[] = {
     "int system;", "wg_warp_reduce_evil_name", "x = \"f32\";", "a \\ b", "a $ b",
@@ -325,6 +341,8 @@ static void accepted(const char *text, const wg_spec *spec) {
   check(wg_kernel_name(name, sizeof name, &named) > 0 && strstr(src, name),
         "the source lacks the kernel name");
   set_clear(&canonical);
+  memset(canonical_bytes, 0, sizeof canonical_bytes);
+  for (const char *p = canon; *p; p++) canonical_bytes[(unsigned char)*p] = true;
   for (const char *p = canon; *p;) {
     size_t n = 0;
     if (is_alpha(*p) && (p == canon || !is_digit(p[-1])))
@@ -380,6 +398,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memset(&spec, 0xa5, sizeof spec);
   untouched = spec;
   int rc = wg_spec_parse(ctx, &spec, text);
+  wg_spec quiet; /* without a context: the same answer, no message kept */
+  check(wg_spec_parse(NULL, &quiet, text) == rc, "a NULL context changes the answer");
   if (rc == WG_OK) {
     accepted(text, &spec);
   } else {
