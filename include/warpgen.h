@@ -218,8 +218,14 @@ typedef enum {
 
 /* Changes whenever wg_spec changes shape; a spec of another version is
  * refused (WG_ESPEC), so that a caller built against an older header gets a
- * message instead of a misread struct. 2 added `layout`. */
-#define WG_SPEC_VERSION 2
+ * message instead of a misread struct. 2 added `layout`; 3 the expressions
+ * (map, combine, identity, final), the extra inputs and the parameters. */
+#define WG_SPEC_VERSION 3
+
+/* The most input arrays and parameters an expression of a reduction reads
+ * (inputs x y z w, parameters p0..p7). */
+#define WG_MAX_INPUTS 4
+#define WG_MAX_PARAMS 8
 
 /* A plain description of one kernel. Initialise with WG_SPEC_INIT or
  * wg_spec_init() (for foreign-function interfaces), then set fields, or fill
@@ -237,11 +243,29 @@ typedef struct wg_spec {
   int64_t cols;          /* reduce-rows: the row length, or 0 for "any" */
   wg_layout layout;      /* warp primitives: WG_LAYOUT_VEC (default) or
                             WG_LAYOUT_LANE; reduce-array/rows: VEC */
+  /* reduce-array and reduce-rows only (docs/expressions.md): expressions
+   * in warpgen's expression language, NULL for the operator's own.
+   *   map       over x y z w (the inputs), i (index), n (length), p0..p7;
+   *             the operator then reduces map's values instead of x
+   *   combine   over a, b; with identity (literals, p0..p7) it defines the
+   *             accumulator, and `op` must be WG_OP_NONE
+   *   final     over r (the accumulator), n, p0..p7: the output
+   * A spec wg_spec_parse fills points at canonical text owned by the
+   * context (valid until wg_context_destroy); a spec a caller fills
+   * points at the caller's text, which must stay valid while the call
+   * that takes the spec runs (the library keeps its own canonical copy). */
+  const char *map, *combine, *identity, *final;
+  int ninputs;           /* inputs x..w: 0 or 1 (one, of `type`) up to 4 */
+  wg_type inputs[WG_MAX_INPUTS]; /* inputs[k]: the type of input k >= 1
+                            (inputs[0] is ignored: input 0 is `type`) */
+  int nparams;           /* parameters p0.. the expressions may read */
+  wg_type params[WG_MAX_PARAMS]; /* their types */
 } wg_spec;
 
 #define WG_SPEC_INIT \
   { WG_SPEC_VERSION, WG_REDUCE, WG_F32, WG_OP_SUM, 32, WG_VARIANT_AUTO, 0, 0, 0, \
-    WG_LAYOUT_VEC }
+    WG_LAYOUT_VEC, NULL, NULL, NULL, NULL, 1, {WG_F32, WG_F32, WG_F32, WG_F32}, 0, \
+    {WG_F32, WG_F32, WG_F32, WG_F32, WG_F32, WG_F32, WG_F32, WG_F32} }
 
 /* Fills *spec with WG_SPEC_INIT: "reduce f32 sum width=32 variant=auto". */
 WG_API void wg_spec_init(wg_spec *spec);
@@ -578,9 +602,6 @@ typedef union wg_scalar {
   int32_t i32;
   uint32_t u32;
 } wg_scalar;
-
-/* The most parameters a reduction takes. */
-#define WG_MAX_PARAMS 8
 
 #define WG_REDUCTION_VERSION 1
 

@@ -11,6 +11,7 @@
 #include "reduce.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Smallest power of two >= x, for x <= 2^30. */
@@ -166,8 +167,12 @@ int wg_codegen_reduce(wg_context *ctx, wg_buf *out, const wg_spec *concrete) {
   if (concrete->primitive != WG_REDUCE_ARRAY && concrete->primitive != WG_REDUCE_ROWS)
     return wg_fail(ctx, WG_ESPEC, "'%s' is not a whole-array or row reduction",
                    wg_primitives[concrete->primitive].name);
-  char spec_text[256], kernel[128];
-  wg_spec_format(spec_text, sizeof spec_text, concrete);
+  char kernel[128];
+  /* The spec's whole text: expressions may make it long. */
+  const int len = wg_spec_format(NULL, 0, concrete);
+  char *spec_text = len > 0 ? malloc((size_t)len + 1) : NULL;
+  if (!spec_text) return wg_fail(ctx, WG_ENOMEM, "out of memory");
+  wg_spec_format(spec_text, (size_t)len + 1, concrete);
   wg_kernel_name(kernel, sizeof kernel, concrete);
   wg_buf prelude = {0}, helpers = {0};
   int rc = wg_codegen_prelude(ctx, &prelude, concrete);
@@ -182,5 +187,6 @@ int wg_codegen_reduce(wg_context *ctx, wg_buf *out, const wg_spec *concrete) {
                             helpers.data);
   wg_buf_free(&prelude);
   wg_buf_free(&helpers);
+  free(spec_text);
   return rc;
 }

@@ -79,7 +79,7 @@ static int validate(wg_context *ctx, const wg_spec *s, int arch) {
   const wg_type_info *t = &wg_types[s->type];
   const char *pn = p->name, *tn = t->name, *on = wg_operators[s->op].name;
 
-  if (p->takes_operator && s->op == WG_OP_NONE) {
+  if (p->takes_operator && s->op == WG_OP_NONE && !s->combine) {
     unsigned ops = 0;
     for (int o = 0; o < WG_OPERATOR_COUNT; o++)
       if (!p->is_warp || wg_operators[o].warp) ops |= 1u << o;
@@ -89,7 +89,8 @@ static int validate(wg_context *ctx, const wg_spec *s, int arch) {
   }
   if (!p->takes_operator && s->op != WG_OP_NONE)
     return wg_fail(ctx, WG_ESPEC, "operator: '%s' takes no operator (got '%s')", pn, on);
-  if (p->takes_operator && !wg_operator_accepts(s->op, s->type)) {
+  /* A map or combine decides the types the operator sees (spec_expr.c). */
+  if (p->takes_operator && !s->map && !s->combine && !wg_operator_accepts(s->op, s->type)) {
     names_text(allowed, sizeof allowed, type_at, WG_TYPE_COUNT, wg_operators[s->op].types);
     const char *note = wg_operators[s->op].types_note;
     return wg_fail(ctx, WG_ESPEC, "operator: '%s' %s (%s), not %s", on,
@@ -153,7 +154,7 @@ static int validate(wg_context *ctx, const wg_spec *s, int arch) {
   if (s->arch < 0 || s->arch > 10000)
     return wg_fail(ctx, WG_ESPEC, "arch: %d is not an architecture like 90 "
                    "(sm_90)", s->arch);
-  return WG_OK;
+  return wg_spec_expr_validate(ctx, s);
 }
 
 int wg_spec_validate(wg_context *ctx, const wg_spec *spec) {
@@ -228,23 +229,25 @@ int wg_spec_format(char *buf, size_t size, const wg_spec *s) {
   int rc = validate(NULL, s, s ? s->arch : 0);
   if (rc) return rc;
   const wg_primitive_info *p = &wg_primitives[s->primitive];
-  char text[256];
-  int n = snprintf(text, sizeof text, "%s %s", p->name, wg_types[s->type].name);
-  if (s->op != WG_OP_NONE)
-    n += snprintf(text + n, sizeof text - (size_t)n, " %s", wg_operators[s->op].name);
+  wg_buf text = {0};
+  wg_buf_printf(&text, "%s %s", p->name, wg_types[s->type].name);
+  if (s->op != WG_OP_NONE) wg_buf_printf(&text, " %s", wg_operators[s->op].name);
+  rc = wg_spec_expr_format(&text, s);
   if (p->is_warp)
-    n += snprintf(text + n, sizeof text - (size_t)n, " width=%d variant=%s", s->width,
-                  wg_variant_names[s->variant]);
+    wg_buf_printf(&text, " width=%d variant=%s", s->width, wg_variant_names[s->variant]);
   if (s->layout != WG_LAYOUT_VEC)
-    n += snprintf(text + n, sizeof text - (size_t)n, " layout=%s",
-                  wg_layout_names[s->layout]);
-  if (s->primitive == WG_BROADCAST)
-    n += snprintf(text + n, sizeof text - (size_t)n, " lane=%d", s->lane);
-  if (s->primitive == WG_REDUCE_ROWS)
-    n += snprintf(text + n, sizeof text - (size_t)n, " cols=%" PRId64, s->cols);
-  if (s->arch)
-    n += snprintf(text + n, sizeof text - (size_t)n, " arch=sm_%d", s->arch);
-  if (size) snprintf(buf, size, "%s", text);
+    wg_buf_printf(&text, " layout=%s", wg_layout_names[s->layout]);
+  if (s->primitive == WG_BROADCAST) wg_buf_printf(&text, " lane=%d", s->lane);
+  if (s->primitive == WG_REDUCE_ROWS) wg_buf_printf(&text, " cols=%" PRId64, s->cols);
+  if (s->arch) wg_buf_printf(&text, " arch=sm_%d", s->arch);
+  if (!rc && text.failed) rc = WG_ENOMEM;
+  if (rc) {
+    wg_buf_free(&text);
+    return rc;
+  }
+  if (size) snprintf(buf, size, "%s", text.data);
+  const int n = (int)text.len;
+  wg_buf_free(&text);
   return n;
 }
 
@@ -277,16 +280,24 @@ static bool parse_int(const char *v, size_t len, int64_t lo, int64_t hi, int64_t
 static int parse_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
                      const char *val, size_t vlen, unsigned *seen) {
   static const char *const keys[] = {"width", "variant", "arch", "lane", "cols",
-                                     "layout"};
+                                     "layout", "map", "combine", "identity", "final",
+                                     "inputs", "params"};
   int k = -1;
   for (int i = 0; i < (int)WG_COUNT_OF(keys); i++)
     if (strlen(keys[i]) == klen && memcmp(keys[i], key, klen) == 0) k = i;
   if (k < 0)
     return wg_fail(ctx, WG_ESPEC, "unknown key '%.*s'; keys are width, variant, "
-                   "layout, arch, lane, cols", (int)klen, key);
+                   "layout, arch, lane, cols, map, combine, identity, final, inputs, "
+                   "params", (int)klen, key);
   if (*seen & (1u << k))
     return wg_fail(ctx, WG_ESPEC, "key '%s' given twice", keys[k]);
   *seen |= 1u << k;
+  if (k >= 6) { /* the expression keys (spec_expr.c) */
+    if (!ctx)
+      return wg_fail(ctx, WG_EINVAL, "%s: a spec with expressions needs a context "
+                     "(it owns their text)", keys[k]);
+    return wg_spec_expr_key(ctx, s, key, klen, val, vlen);
+  }
   int64_t x;
   switch (k) {
   case 0:
@@ -350,7 +361,16 @@ int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text) {
     while (*p == ' ' || *p == '\t' || *p == '\n') p++;
     if (!*p) break;
     const char *start = p;
-    while (*p && *p != ' ' && *p != '\t' && *p != '\n') p++;
+    /* A word ends at a space outside double quotes; inside, a backslash
+     * escapes the next byte (spec_expr.c undoes the escapes). */
+    bool quoted = false;
+    for (; *p && (quoted || (*p != ' ' && *p != '\t' && *p != '\n')); p++) {
+      if (*p == '"') quoted = !quoted;
+      else if (quoted && *p == '\\' && p[1]) p++;
+    }
+    if (quoted)
+      return wg_fail(ctx, WG_ESPEC, "spec '%s': the quote at offset %zu is not closed",
+                     QUOTED(text), (size_t)(strchr(start, '"') - text));
     size_t len = (size_t)(p - start);
     const char *eq = memchr(start, '=', len);
     int rc = WG_OK;
@@ -387,7 +407,12 @@ int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text) {
   if (word < 2)
     return wg_fail(ctx, WG_ESPEC, "spec '%s': expected at least 'PRIMITIVE TYPE', "
                    "e.g. 'reduce f32 sum'", QUOTED(text));
+  if (s.ninputs > 1 && s.inputs[0] != s.type)
+    return wg_fail(ctx, WG_ESPEC, "inputs: the first input is the spec's type, %s, "
+                   "not %s", wg_types[s.type].name, wg_types[s.inputs[0]].name);
   int rc = validate(ctx, &s, s.arch);
+  /* The expressions as their canonical text, which the context owns. */
+  if (!rc && wg_spec_has_expr(&s)) rc = wg_spec_canonical(ctx, &s, &s);
   if (rc) return rc;
   *out = s;
   return WG_OK;
