@@ -254,7 +254,10 @@ typedef struct wg_spec {
    * context (valid until wg_context_destroy); a spec a caller fills
    * points at the caller's text, which must stay valid while the call
    * that takes the spec runs (the library keeps its own canonical copy). */
-  const char *map, *combine, *identity, *final;
+  const char *map;
+  const char *combine;
+  const char *identity;
+  const char *final;
   int ninputs;           /* inputs x..w: 0 or 1 (one, of `type`) up to 4 */
   wg_type inputs[WG_MAX_INPUTS]; /* inputs[k]: the type of input k >= 1
                             (inputs[0] is ignored: input 0 is `type`) */
