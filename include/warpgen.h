@@ -646,6 +646,30 @@ WG_API int wg_reduce_rows_ex(wg_context *ctx, const wg_reduction *reduction,
                              const wg_scalar *params, size_t nparams,
                              uint64_t out, void *stream);
 
+/* A reduction made from a spec of reduce-array (wg_reduce_spec) or
+ * reduce-rows (wg_reduce_rows_spec), with its expressions (map=, combine=,
+ * identity=, final=; docs/expressions.md): e.g. the spec of
+ * "reduce-array f32 sum map=\"x * x\"". `inputs` holds spec->ninputs device
+ * pointers (at least 1), each n elements (rows: as wg_reduce_rows) of its
+ * type. `params` holds the values of p0..: exactly spec->nparams of them,
+ * each in the union member of its declared type (f32 for params=f32...);
+ * a spec that declares none takes its operator's parameters as
+ * wg_reduce_ex does. A new parameter value never compiles anything: the
+ * values are a kernel argument. The output has type wg_reduce_output_type
+ * would give for the map's type, or the final expression's type (bool
+ * counts as i32). The spec is read during the call only (the library keeps
+ * its own canonical copy). Errors, asynchrony, determinism, streams and
+ * graphs as wg_reduce; a spec of the wrong primitive or a count that does
+ * not match is WG_EINVAL, an invalid spec WG_ESPEC. */
+WG_API int wg_reduce_spec(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
+                          size_t ninputs, uint64_t n, const wg_scalar *params,
+                          size_t nparams, uint64_t out, void *stream);
+WG_API int wg_reduce_rows_spec(wg_context *ctx, const wg_spec *spec,
+                               const uint64_t *inputs, size_t ninputs, uint64_t rows,
+                               uint64_t cols, uint64_t row_stride,
+                               const wg_scalar *params, size_t nparams, uint64_t out,
+                               void *stream);
+
 #ifdef __cplusplus
 }
 #endif

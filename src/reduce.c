@@ -120,17 +120,19 @@ static int launch(wg_context *ctx, const wg_kernel *k, uint64_t grid,
   return status;
 }
 
-static int reduce_array(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
-                        uint64_t n, wg_scalar *kparams, uint64_t out, void *stream) {
-  wg_spec spec;
-  int status = reduce_spec(ctx, &spec, WG_REDUCE_ARRAY, type, op);
-  if (status != WG_OK) return status;
+/* A reduction of a validated spec. */
+static int reduce_array(wg_context *ctx, const wg_spec *specp, uint64_t in, uint64_t n,
+                        wg_scalar *kparams, uint64_t out, void *stream) {
+  const wg_spec spec = *specp;
+  const wg_type type = spec.type;
+  const wg_operator op = spec.op;
+  int status = WG_OK;
   if (n == 0 && (status = check_nonempty(ctx, op, "an empty array"))) return status;
   const size_t size = wg_types[type].size;
   status = wg_check_device_buffer(ctx, "input", in, n, size);
   if (status == WG_OK)
     status = wg_check_device_buffer(ctx, "output", out, 1,
-                                    wg_types[wg_operator_out_type(op, type)].size);
+                                    wg_types[wg_spec_out_type(&spec)].size);
   if (status != WG_OK) return status;
 
   wg_kernel *k = NULL;
@@ -161,8 +163,10 @@ int wg_reduce(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
   const wg_reduction r = {WG_REDUCTION_VERSION, type, op, 1};
   wg_scalar kparams[WG_MAX_PARAMS];
   status = reduce_args(ctx, &r, &in, 1, NULL, 0, kparams);
+  wg_spec spec;
+  if (status == WG_OK) status = reduce_spec(ctx, &spec, WG_REDUCE_ARRAY, type, op);
   if (status != WG_OK) return status;
-  return reduce_array(ctx, type, op, in, n, kparams, out, stream);
+  return reduce_array(ctx, &spec, in, n, kparams, out, stream);
 }
 
 int wg_reduce_ex(wg_context *ctx, const wg_reduction *reduction, const uint64_t *inputs,
@@ -171,17 +175,20 @@ int wg_reduce_ex(wg_context *ctx, const wg_reduction *reduction, const uint64_t 
   if (!ctx) return WG_EINVAL;
   wg_scalar kparams[WG_MAX_PARAMS];
   int status = reduce_args(ctx, reduction, inputs, ninputs, params, nparams, kparams);
+  wg_spec spec;
+  if (status == WG_OK)
+    status = reduce_spec(ctx, &spec, WG_REDUCE_ARRAY, reduction->type, reduction->op);
   if (status != WG_OK) return status;
-  return reduce_array(ctx, reduction->type, reduction->op, inputs[0], n, kparams, out,
-                      stream);
+  return reduce_array(ctx, &spec, inputs[0], n, kparams, out, stream);
 }
 
-static int reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
+static int reduce_rows(wg_context *ctx, const wg_spec *specp, uint64_t in,
                        uint64_t rows, uint64_t cols, uint64_t row_stride,
                        wg_scalar *kparams, uint64_t out, void *stream) {
-  wg_spec spec;
-  int status = reduce_spec(ctx, &spec, WG_REDUCE_ROWS, type, op);
-  if (status != WG_OK) return status;
+  wg_spec spec = *specp;
+  const wg_type type = spec.type;
+  const wg_operator op = spec.op;
+  int status = WG_OK;
   if (rows > 1 && row_stride < cols)
     return wg_fail(ctx, WG_EINVAL,
                    "row_stride %llu is shorter than a row (%llu columns)",
@@ -202,7 +209,7 @@ static int reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t i
   }
   status = wg_check_device_buffer(ctx, "input", in, span, size);
   if (status == WG_OK) status = wg_check_device_buffer(ctx, "output", out, rows,
-                                    wg_types[wg_operator_out_type(op, type)].size);
+                                    wg_types[wg_spec_out_type(&spec)].size);
   if (status != WG_OK) return status;
 
   spec.cols = wg_rows_spec_cols(type, cols);
@@ -272,8 +279,10 @@ int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
   const wg_reduction r = {WG_REDUCTION_VERSION, type, op, 1};
   wg_scalar kparams[WG_MAX_PARAMS];
   status = reduce_args(ctx, &r, &in, 1, NULL, 0, kparams);
+  wg_spec spec;
+  if (status == WG_OK) status = reduce_spec(ctx, &spec, WG_REDUCE_ROWS, type, op);
   if (status != WG_OK) return status;
-  return reduce_rows(ctx, type, op, in, rows, cols, row_stride, kparams, out, stream);
+  return reduce_rows(ctx, &spec, in, rows, cols, row_stride, kparams, out, stream);
 }
 
 int wg_reduce_rows_ex(wg_context *ctx, const wg_reduction *reduction,
@@ -283,9 +292,62 @@ int wg_reduce_rows_ex(wg_context *ctx, const wg_reduction *reduction,
   if (!ctx) return WG_EINVAL;
   wg_scalar kparams[WG_MAX_PARAMS];
   int status = reduce_args(ctx, reduction, inputs, ninputs, params, nparams, kparams);
+  wg_spec spec;
+  if (status == WG_OK)
+    status = reduce_spec(ctx, &spec, WG_REDUCE_ROWS, reduction->type, reduction->op);
   if (status != WG_OK) return status;
-  return reduce_rows(ctx, reduction->type, reduction->op, inputs[0], rows, cols,
-                     row_stride, kparams, out, stream);
+  return reduce_rows(ctx, &spec, inputs[0], rows, cols, row_stride, kparams, out, stream);
+}
+
+/* The arguments of a spec call: the spec (validated, of `primitive`), its
+ * inputs, and the kernel's parameter block: the spec's own parameters when
+ * it declares any, else the operator's (with their defaults). */
+static int spec_args(wg_context *ctx, const wg_spec *spec, wg_primitive primitive,
+                     const uint64_t *inputs, size_t ninputs, const wg_scalar *params,
+                     size_t nparams, wg_scalar kparams[WG_MAX_PARAMS]) {
+  int status = wg_spec_validate(ctx, spec);
+  if (status != WG_OK) return status;
+  if (spec->primitive != primitive)
+    return wg_fail(ctx, WG_EINVAL, "the spec is a '%s', not a '%s'",
+                   wg_primitives[spec->primitive].name, wg_primitives[primitive].name);
+  const size_t want = spec->ninputs < 1 ? 1 : (size_t)spec->ninputs;
+  if (!inputs || ninputs != want)
+    return wg_fail(ctx, WG_EINVAL, "the spec reads %zu input%s, %zu pointer%s given", want,
+                   want == 1 ? "" : "s", inputs ? ninputs : 0, ninputs == 1 ? "" : "s");
+  if (spec->nparams == 0) {
+    const wg_reduction r = {WG_REDUCTION_VERSION, spec->type,
+                            spec->combine ? WG_OP_NONE : spec->op, 1};
+    return reduce_args(ctx, &r, inputs, 1, params, nparams, kparams);
+  }
+  if (nparams != (size_t)spec->nparams || !params)
+    return wg_fail(ctx, WG_EINVAL, "the spec declares %d parameter%s, %zu given",
+                   spec->nparams, spec->nparams == 1 ? "" : "s", params ? nparams : 0);
+  memset(kparams, 0, sizeof(wg_scalar) * WG_MAX_PARAMS);
+  memcpy(kparams, params, nparams * sizeof *params);
+  return WG_OK;
+}
+
+int wg_reduce_spec(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
+                   size_t ninputs, uint64_t n, const wg_scalar *params, size_t nparams,
+                   uint64_t out, void *stream) {
+  if (!ctx) return WG_EINVAL;
+  wg_scalar kparams[WG_MAX_PARAMS];
+  int status = spec_args(ctx, spec, WG_REDUCE_ARRAY, inputs, ninputs, params, nparams,
+                         kparams);
+  if (status != WG_OK) return status;
+  return reduce_array(ctx, spec, inputs[0], n, kparams, out, stream);
+}
+
+int wg_reduce_rows_spec(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
+                        size_t ninputs, uint64_t rows, uint64_t cols, uint64_t row_stride,
+                        const wg_scalar *params, size_t nparams, uint64_t out,
+                        void *stream) {
+  if (!ctx) return WG_EINVAL;
+  wg_scalar kparams[WG_MAX_PARAMS];
+  int status = spec_args(ctx, spec, WG_REDUCE_ROWS, inputs, ninputs, params, nparams,
+                         kparams);
+  if (status != WG_OK) return status;
+  return reduce_rows(ctx, spec, inputs[0], rows, cols, row_stride, kparams, out, stream);
 }
 
 void wg_reduction_init(wg_reduction *reduction) {
