@@ -130,12 +130,38 @@ static int user_model(wg_context *ctx, wg_buf *defs, const char *op_defs,
   wg_buf_puts(defs, op_defs);
   wg_buf_puts(defs, wg_expr_helpers());
   const char *x = wg_vt_ctype(wg_value_type_of(s->type));
-  char params[96];
+  char params[256];
   int rc = WG_OK;
-  if (s->map) {
+  const bool elementwise = wg_spec_elementwise(s);
+  if (elementwise) {
+    /* The element kernel's inputs, each with its own load to the type
+     * expressions compute in. */
+    static const char *const names = "xyzw";
+    wg_buf_puts(defs, "struct wg_inputs { /* the input arrays, read at one offset */\n"
+                      "  const wg_elem *x;\n");
+    for (int k = 1; k < WG_MAX_INPUTS; k++) {
+      if (k < s->ninputs)
+        wg_buf_printf(defs, "  const %s *%c;\n", wg_types[s->inputs[k]].ctype, names[k]);
+      else
+        wg_buf_printf(defs, "  const void *%c; /* not an input */\n", names[k]);
+    }
+    wg_buf_puts(defs, "};\n");
+    int used = snprintf(params, sizeof params, "%s wg_x", x);
+    for (int k = 1; k < s->ninputs; k++) {
+      const wg_type_info *in = &wg_types[s->inputs[k]];
+      wg_buf_printf(defs, "static __device__ __forceinline__ %s wg_load_%c(%s x) "
+                    "{ return %s; }\n", in->acc, names[k], in->ctype, in->load);
+      used += snprintf(params + used, sizeof params - (size_t)used, ", %s wg_%c",
+                       wg_vt_ctype(wg_value_type_of(s->inputs[k])), names[k]);
+    }
+    snprintf(params + used, sizeof params - (size_t)used,
+             ", long long wg_i, long long wg_n, const wg_params &wg_pp");
+  } else {
     snprintf(params, sizeof params, "%s wg_x, long long wg_i", x);
-    rc = user_function(ctx, defs, s, WG_EXPR_MAP, v->acc, "wg_user_map", params, false);
   }
+  if (s->map)
+    rc = user_function(ctx, defs, s, WG_EXPR_MAP, v->acc, "wg_user_map", params,
+                       elementwise);
   struct { const char *text; int slot; } calls[3] = {{NULL, 0}};
   if (!rc && s->combine) {
     rc = user_function(ctx, defs, s, WG_EXPR_IDENTITY, "wg_acc", "wg_user_identity", "",
@@ -196,11 +222,26 @@ int wg_codegen_prelude(wg_context *ctx, wg_buf *out, const wg_spec *s) {
     }
   }
   wg_buf_free(&user_defs);
-  char map_value[128];
-  snprintf(map_value, sizeof map_value,
-           s->map ? "(%s)wg_user_map(wg_load(x), i)" : "(%s)wg_load(x)", v->acc);
+  /* The map's value from the element (and, in the element kernel, the
+   * other inputs at the same offset, n and the parameters). */
+  const bool elementwise = wg_spec_has_expr(s) && wg_spec_elementwise(s);
+  char map_value[512];
+  int used = snprintf(map_value, sizeof map_value, s->map ? "(%s)wg_user_map(wg_load(x)"
+                      : "(%s)wg_load(x)", v->acc);
+  for (int k = 1; s->map && elementwise && k < s->ninputs; k++)
+    used += snprintf(map_value + used, sizeof map_value - (size_t)used,
+                     ", wg_load_%c(wg_in.%c[wg_at])", "xyzw"[k], "xyzw"[k]);
+  if (s->map)
+    snprintf(map_value + used, sizeof map_value - (size_t)used, "%s",
+             elementwise ? ", i, wg_n, wg_pp)" : ", i)");
+  const char *map_params = elementwise ? ", const wg_inputs &wg_in, unsigned long long "
+                                         "wg_at, long long wg_n, const wg_params &wg_pp"
+                                       : "";
+  bool halves = t->size == 2;
+  for (int k = 1; elementwise && k < s->ninputs; k++)
+    halves = halves || wg_types[s->inputs[k]].size == 2;
   wg_buf conv = {0};
-  if (!rc && t->size == 2)
+  if (!rc && halves)
     rc = wg_template_render(ctx, &conv, "half_conversions.cuh", NULL, 0);
   const char *conversions = conv.data ? conv.data : "";
   char max_params[16];
@@ -220,6 +261,7 @@ int wg_codegen_prelude(wg_context *ctx, wg_buf *out, const wg_spec *s) {
       {"result", o_t->acc},       {"final", texts[FINAL]},
       {"out_store", o_t->store},  {"shfl", texts[SHFL]},
       {"ldcg", texts[LDCG]},      {"map_value", map_value},
+      {"map_params", map_params},
     };
     rc = wg_template_render(ctx, out, "prelude.cuh", vars, WG_COUNT_OF(vars));
   }

@@ -231,6 +231,10 @@ int wg_spec_expr_validate(wg_context *ctx, const wg_spec *spec);
  * spec that wg_spec_validate accepts. */
 wg_type wg_spec_value_type(const wg_spec *spec);
 wg_type wg_spec_out_type(const wg_spec *spec);
+/* Does the spec need the element kernel (templates/expr_reduce.cu): a map
+ * that reads more than x and i (other inputs, n, parameters), or more than
+ * one input? The others run in the vector kernels. */
+bool wg_spec_elementwise(const wg_spec *spec);
 /* Appends the expression keys in canonical text form (" map=\"x * x\""...).
  * WG_OK, WG_ENOMEM, or the parse error of an invalid spec. */
 int wg_spec_expr_format(wg_buf *out, const wg_spec *spec);

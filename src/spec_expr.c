@@ -108,25 +108,27 @@ int wg_spec_expr_parse(wg_context *ctx, wg_expr **out, const wg_spec *s, wg_expr
   return wg_expr_parse(ctx, out, text, strlen(text), &sc);
 }
 
-/* What the kernels of this version can bind: the map sees x and i, the
- * final step r, n and the parameters. */
+/* What the kernels can bind: the map sees every name of its scope (the
+ * element kernel, when it reads more than x and i), the final step r, n
+ * and the parameters; combine and identity run inside the folds, which
+ * have no parameters. */
 static int check_uses(wg_context *ctx, const wg_expr *e, wg_expr_role role) {
-  const unsigned uses = wg_expr_uses(e);
-  static const char *const inputs = "yzw";
-  for (int k = 1; k < WG_MAX_INPUTS; k++)
-    if (uses & WG_EXPR_USES_INPUT(k))
-      return wg_fail(ctx, WG_ESPEC, "%s: reading '%c' (a second input) is not "
-                     "supported by the kernels of this version yet",
-                     wg_expr_role_name(role), inputs[k - 1]);
   const unsigned params = ((1u << WG_MAX_PARAMS) - 1u) * WG_EXPR_USES_PARAM(0);
-  if (role == WG_EXPR_MAP && (uses & WG_EXPR_USES_N))
-    return wg_fail(ctx, WG_ESPEC, "map: reading 'n' is not supported by the kernels "
-                   "of this version yet (final= may read it)");
-  if (role != WG_EXPR_FINAL && (uses & params))
-    return wg_fail(ctx, WG_ESPEC, "%s: parameters are not supported there by the "
-                   "kernels of this version yet (final= may read them)",
-                   wg_expr_role_name(role));
+  if ((role == WG_EXPR_COMBINE || role == WG_EXPR_IDENTITY) && (wg_expr_uses(e) & params))
+    return wg_fail(ctx, WG_ESPEC, "%s: parameters are not supported there yet (map= and "
+                   "final= may read them)", wg_expr_role_name(role));
   return WG_OK;
+}
+
+bool wg_spec_elementwise(const wg_spec *s) {
+  if (ninputs_of(s) > 1) return true;
+  if (!s->map) return false;
+  wg_expr *e = NULL;
+  const wg_expr_scope sc = scope_of(s, WG_EXPR_MAP, s->type);
+  if (wg_expr_parse(NULL, &e, s->map, strlen(s->map), &sc)) return false;
+  const unsigned uses = wg_expr_uses(e);
+  wg_expr_free(e);
+  return (uses & ~(WG_EXPR_USES_INPUT(0) | WG_EXPR_USES_I)) != 0;
 }
 
 int wg_spec_expr_validate(wg_context *ctx, const wg_spec *s) {

@@ -761,7 +761,10 @@ START_TEST(expr_scopes_and_rules) {
   expect_rejected("reduce-array f32 sum map=\"a\"", "map");
   expect_rejected("reduce-array f32 sum map=\"x * p0\"", "p0");
   expect_rejected("reduce-array f32 sum map=\"x + y\"", "y");
-  expect_rejected("reduce-array f32 sum map=\"x + y\" inputs=f32,f32", "second input");
+  expect_rejected("reduce-array f32 combine=\"a + b * p0\" identity=\"0\" params=f32",
+                  "parameters are not supported there");
+  expect_rejected("reduce-array f32 sum map=\"x + y\" inputs=f32,f32,f32,f32,f32",
+                  "more than 4");
   expect_rejected("reduce-array f32 sum map=\"x\" inputs=f64,f32", "first input");
   expect_rejected("reduce-array f32 sum combine=\"a + b\" identity=\"0\"",
                   "replaces the operator");
@@ -814,6 +817,18 @@ START_TEST(expr_source_from_tree) {
   s.params[0] = WG_F64;
   ck_assert_int_eq(wg_source(ctx, &src, &s), WG_OK);
   ck_assert_ptr_nonnull(strstr(src, "const double wg_p0 = wg_pp.p[0].f64;"));
+  ck_assert_ptr_nonnull(strstr(src, "wg_fold16")); /* the vector kernel */
+  wg_free(src);
+  /* Several inputs, n and parameters in the map: the element kernel, each
+   * input loaded in its own type at the same offset. */
+  wg_spec e;
+  ck_assert_int_eq(wg_spec_parse(ctx, &e, "reduce-rows f32 max map=\"abs(x - y) * p0 + n\" "
+                                 "inputs=f32,f16 params=f32"), WG_OK);
+  ck_assert_int_eq(wg_source(ctx, &src, &e), WG_OK);
+  ck_assert_ptr_nonnull(strstr(src, "const unsigned short *y;"));
+  ck_assert_ptr_nonnull(strstr(src, "wg_load_y(wg_in.y[wg_at])"));
+  ck_assert_ptr_nonnull(strstr(src, "const float wg_p0 = wg_pp.p[0].f32;"));
+  ck_assert_ptr_nonnull(strstr(src, "c += 32")); /* a warp per row */
   wg_free(src);
 }
 END_TEST
