@@ -1079,6 +1079,52 @@ START_TEST(expressions_map_combine_final_params) {
       }
     }
   }
+  /* Two inputs (y is x one element on: misaligned against x), n and a
+   * parameter in the map: the element kernel, arrays and rows. */
+  wg_spec two;
+  OK(ctx, wg_spec_parse(ctx, &two, "reduce-array i32 sum map=\"x * y + p0 * i32(i % 5) + "
+                        "i32(n)\" inputs=i32,i32 params=i32"));
+  for (size_t k = 0; k < WG_COUNT_OF(sizes); k++) {
+    const uint64_t n = sizes[k] < most ? sizes[k] : most - 1;
+    const uint64_t ins[2] = {b.dev_in, b.dev_in + 4};
+    wg_scalar p0 = {0};
+    p0.i32 = (int32_t)(k * 7919 + 3);
+    uint32_t want = 0;
+    for (uint64_t i = 0; i < n; i++)
+      want += (uint32_t)x[i] * (uint32_t)x[i + 1] + (uint32_t)p0.i32 * (uint32_t)(i % 5) +
+              (uint32_t)n;
+    int32_t got32;
+    OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 16, NULL));
+    OK(ctx, wg_reduce_spec(ctx, &two, ins, 2, n, &p0, 1, b.dev_out, NULL));
+    read_outputs(ctx, &b, WG_I32, 1, "two inputs");
+    memcpy(&got32, b.host_out, 4);
+    ck_assert_msg((uint32_t)got32 == want, "two inputs n=%" PRIu64 ": %d, want %d", n, got32,
+                  (int32_t)want);
+    wg_spec rs = two;
+    rs.primitive = WG_REDUCE_ROWS;
+    for (uint64_t cols = 1; cols <= 70 && n; cols += 23) {
+      const uint64_t stride = cols + 2, rows = n > cols ? (n - cols) / stride + 1 : 0;
+      if (rows == 0 || rows > 64) continue;
+      OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 64 * 4 + 8, NULL));
+      OK(ctx, wg_reduce_rows_spec(ctx, &rs, ins, 2, rows, cols, stride, &p0, 1, b.dev_out,
+                                  NULL));
+      read_outputs(ctx, &b, WG_I32, rows, "rows two inputs");
+      for (uint64_t r = 0; r < rows; r++) {
+        uint32_t w = 0;
+        for (uint64_t j = 0; j < cols; j++) {
+          const uint64_t at = r * stride + j;
+          w += (uint32_t)x[at] * (uint32_t)x[at + 1] + (uint32_t)p0.i32 * (uint32_t)(j % 5) +
+               (uint32_t)cols;
+        }
+        memcpy(&got32, (char *)b.host_out + r * 4, 4);
+        ck_assert_msg((uint32_t)got32 == w, "rows two inputs row %" PRIu64 " cols %" PRIu64,
+                      r, cols);
+      }
+    }
+  }
+  /* Wrong counts are errors, not reads past an array. */
+  const uint64_t one = b.dev_in;
+  ck_assert_int_eq(wg_reduce_spec(ctx, &two, &one, 1, 5, NULL, 0, b.dev_out, NULL), WG_EINVAL);
   /* 100 parameter values: one kernel, loaded once (the rest memory hits). */
   wg_cache_stats before, after;
   OK(ctx, wg_cache_stats_get(ctx, &before));
