@@ -670,6 +670,12 @@ WG_API int wg_reduce_rows_spec(wg_context *ctx, const wg_spec *spec,
                                const wg_scalar *params, size_t nparams, uint64_t out,
                                void *stream);
 
+/* The output type of a reduce-array or reduce-rows spec (its map, final
+ * and operator decide it), as a wg_type (>= 0); WG_ESPEC for a spec
+ * wg_spec_validate rejects, WG_EINVAL for NULL or another primitive.
+ * Thread-safe. */
+WG_API int wg_reduce_spec_output_type(const wg_spec *spec);
+
 #ifdef __cplusplus
 }
 #endif

@@ -387,3 +387,12 @@ int wg_reduce_output_type(wg_type type, wg_operator op) {
   if (!wg_operator_accepts(op, type)) return WG_ESPEC;
   return (int)wg_operator_out_type(op, type);
 }
+
+int wg_reduce_spec_output_type(const wg_spec *spec) {
+  if (!spec) return WG_EINVAL;
+  int status = wg_spec_validate(NULL, spec);
+  if (status != WG_OK) return status;
+  if (spec->primitive != WG_REDUCE_ARRAY && spec->primitive != WG_REDUCE_ROWS)
+    return WG_EINVAL;
+  return (int)wg_spec_out_type(spec);
+}
