@@ -224,6 +224,12 @@ _SIGNATURES = {
     "wg_reduce_rows_ex": (_int, [_ctx, _P(wg_reduction), _P(_u64), _size,
                                  _u64, _u64, _u64, _P(wg_scalar), _size, _u64,
                                  _vp]),
+    "wg_reduce_spec": (_int, [_ctx, _P(wg_spec), _P(_u64), _size, _u64,
+                              _P(wg_scalar), _size, _u64, _vp]),
+    "wg_reduce_rows_spec": (_int, [_ctx, _P(wg_spec), _P(_u64), _size, _u64,
+                                   _u64, _u64, _P(wg_scalar), _size, _u64,
+                                   _vp]),
+    "wg_reduce_spec_output_type": (_int, [_P(wg_spec)]),
 }
 
 for _name, (_restype, _argtypes) in _SIGNATURES.items():
