@@ -98,6 +98,14 @@ def _row_layout(v, what):
     return rows, cols, row_stride
 
 
+def _rows_out(ctx, v, rows, out, out_type):
+    """(out, its pointer): the caller's, checked, or allocated like v."""
+    _ready(ctx, v)
+    if out is None:
+        return empty_like_kind(v, (rows,), out_type, ctx)
+    return out, check_out(out, (rows,), out_type, v.device).ptr
+
+
 def _reduce_expr(rows_wise, x, op, exprs, correction, out, context, params):
     """reduce / reduce_rows with expressions, several inputs or parameters:
     one spec (text built by expressions.spec_text) and one
@@ -141,11 +149,7 @@ def _reduce_expr(rows_wise, x, op, exprs, correction, out, context, params):
         if any(lay != layouts[0] for lay in layouts[1:]):
             raise ArrayError(f"{what}: the inputs must share one row stride")
         rows, cols, row_stride = layouts[0]
-        _ready(ctx, v)
-        if out is None:
-            out, out_ptr = empty_like_kind(v, (rows,), out_type, ctx)
-        else:
-            out_ptr = check_out(out, (rows,), out_type, v.device).ptr
+        out, out_ptr = _rows_out(ctx, v, rows, out, out_type)
         if rows:
             inputs = (ctypes.c_uint64 * k)(*[w.ptr or out_ptr for w in vs])
             ctx.call(lib.wg_reduce_rows_spec, ctypes.byref(c), inputs, k, rows,
@@ -245,11 +249,7 @@ def reduce_rows(x, op=None, *, map=None, combine=None, identity=None,
     rows, cols, row_stride = _row_layout(v, "reduce_rows")
     reduction, out_type = _reduction(_TYPE_INDEX[v.type], op_index)
     params, nparams = _params(correction)
-    _ready(ctx, v)
-    if out is None:
-        out, out_ptr = empty_like_kind(v, (rows,), out_type, ctx)
-    else:
-        out_ptr = check_out(out, (rows,), out_type, v.device).ptr
+    out, out_ptr = _rows_out(ctx, v, rows, out, out_type)
     if rows:
         inputs = (ctypes.c_uint64 * 1)(v.ptr or out_ptr)
         ctx.call(lib.wg_reduce_rows_ex, ctypes.byref(reduction), inputs, 1,
