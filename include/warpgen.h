@@ -341,10 +341,15 @@ WG_API void wg_free(void *ptr);
 /* ------------------------------------------------------------------------ */
 
 /* Parses the text form:
- *   PRIMITIVE TYPE [OPERATOR] [width=W] [variant=V] [layout=vec|lane]
- *   [arch=sm_NN] [lane=L] [cols=C]
- * e.g. "reduce f32 sum width=16 variant=xor arch=sm_90". Missing keys take
- * the WG_SPEC_INIT defaults. The result is validated (wg_spec_validate).
+ *   PRIMITIVE TYPE [OPERATOR] [map="E"] [combine="E" identity="E"]
+ *   [final="E"] [inputs=T,T...] [params=T,T...] [width=W] [variant=V]
+ *   [layout=vec|lane] [arch=sm_NN] [lane=L] [cols=C]
+ * e.g. "reduce f32 sum width=16 variant=xor arch=sm_90" or
+ * "reduce-array f32 sum map=\"x*x\"". Missing keys take the WG_SPEC_INIT
+ * defaults. The result is validated (wg_spec_validate). Expressions are
+ * quoted (\" and \\ escape inside) and stored as canonical text owned by
+ * ctx (valid until wg_context_destroy); parsing them needs a ctx
+ * (WG_EINVAL without one).
  * Words are separated by spaces, tabs or newlines; any other byte outside
  * printable ASCII is WG_ESPEC. Messages quote user text with every byte
  * that is not printable ASCII written as \xNN, so a message is safe to

@@ -42,6 +42,12 @@ has "$tmp/out" "reduce f32 sum width=16 variant=xor arch=sm_90" "source header n
 has "$tmp/out" "__shfl_xor_sync" "source uses the xor shuffle"
 expect 0 "source from separate words" -- "$wg" source scan i32 max width=8
 has "$tmp/out" "__shfl_up_sync" "auto scan uses shfl up"
+expect 0 "source with a map" -- "$wg" source 'reduce-array f32 sum map="x*x"'
+has "$tmp/out" 'reduce-array f32 sum map="x \* x"' "source header has the canonical map"
+has "$tmp/out" "wg_user_map" "source renders the map"
+expect 0 "source with two inputs" -- "$wg" source 'reduce-rows f32 max map="abs(x-y)" inputs=f32,f32'
+has "$tmp/out" "wg_load_y" "two inputs: the element kernel"
+expect 2 "map on a warp primitive" -- "$wg" source 'reduce f32 sum map="x*x"'
 
 expect 0 "ptx" -- "$wg" ptx "allreduce u32 and width=8 variant=redux arch=sm_80"
 has "$tmp/out" "redux.sync" "ptx has redux"
