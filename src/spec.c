@@ -19,6 +19,10 @@ void wg_spec_init(wg_spec *spec) {
   if (spec) *spec = (wg_spec)WG_SPEC_INIT;
 }
 
+/* Text quoted for a message: never raw bytes (see wg_escape). */
+#define QUOTED_N(text, len) wg_escape((char[160]){0}, 160, (text), (len), false)
+#define QUOTED(text) QUOTED_N((text), strlen(text))
+
 /* --- names ---------------------------------------------------------------- */
 
 /* The index of `name` among `count` names, or -1. */
@@ -259,7 +263,7 @@ static int parse_name(wg_context *ctx, int *out, const char *field, const char *
   if (*out >= 0) return WG_OK;
   char allowed[256];
   names_text(allowed, sizeof allowed, get, count, ~0u);
-  return wg_fail(ctx, WG_ESPEC, "%s: unknown '%.*s'; %s are %s", field, (int)len, word,
+  return wg_fail(ctx, WG_ESPEC, "%s: unknown '%s'; %s are %s", field, QUOTED_N(word, len),
                  plural, allowed);
 }
 
@@ -286,12 +290,15 @@ static int parse_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
   for (int i = 0; i < (int)WG_COUNT_OF(keys); i++)
     if (strlen(keys[i]) == klen && memcmp(keys[i], key, klen) == 0) k = i;
   if (k < 0)
-    return wg_fail(ctx, WG_ESPEC, "unknown key '%.*s'; keys are width, variant, "
+    return wg_fail(ctx, WG_ESPEC, "unknown key '%s'; keys are width, variant, "
                    "layout, arch, lane, cols, map, combine, identity, final, inputs, "
-                   "params", (int)klen, key);
+                   "params", QUOTED_N(key, klen));
   if (*seen & (1u << k))
     return wg_fail(ctx, WG_ESPEC, "key '%s' given twice", keys[k]);
   *seen |= 1u << k;
+  if (k < 6 && memchr(val, '"', vlen))
+    return wg_fail(ctx, WG_ESPEC, "%s: only map, combine, identity and final take "
+                   "quoted values", keys[k]);
   if (k >= 6) { /* the expression keys (spec_expr.c) */
     if (!ctx)
       return wg_fail(ctx, WG_EINVAL, "%s: a spec with expressions needs a context "
@@ -302,8 +309,8 @@ static int parse_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
   switch (k) {
   case 0:
     if (!parse_int(val, vlen, 0, 1 << 20, &x))
-      return wg_fail(ctx, WG_ESPEC, "width: '%.*s' is not a number; a logical warp "
-                     "has 2, 4, 8, 16 or 32 lanes", (int)vlen, val);
+      return wg_fail(ctx, WG_ESPEC, "width: '%s' is not a number; a logical warp "
+                     "has 2, 4, 8, 16 or 32 lanes", QUOTED_N(val, vlen));
     s->width = (int)x;
     return WG_OK;
   case 1: {
@@ -315,19 +322,19 @@ static int parse_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
   case 2:
     if (vlen > 3 && memcmp(val, "sm_", 3) == 0) val += 3, vlen -= 3;
     if (!parse_int(val, vlen, 1, 10000, &x))
-      return wg_fail(ctx, WG_ESPEC, "arch: '%.*s' is not an architecture like sm_90",
-                     (int)vlen, val);
+      return wg_fail(ctx, WG_ESPEC, "arch: '%s' is not an architecture like sm_90",
+                     QUOTED_N(val, vlen));
     s->arch = (int)x;
     return WG_OK;
   case 3:
     if (!parse_int(val, vlen, -(1 << 20), 1 << 20, &x))
-      return wg_fail(ctx, WG_ESPEC, "lane: '%.*s' is not a number", (int)vlen, val);
+      return wg_fail(ctx, WG_ESPEC, "lane: '%s' is not a number", QUOTED_N(val, vlen));
     s->lane = (int)x;
     return WG_OK;
   case 4:
     if (!parse_int(val, vlen, 0, INT64_MAX, &x))
-      return wg_fail(ctx, WG_ESPEC, "cols: '%.*s' is not a non-negative number",
-                     (int)vlen, val);
+      return wg_fail(ctx, WG_ESPEC, "cols: '%s' is not a non-negative number",
+                     QUOTED_N(val, vlen));
     s->cols = x;
     return WG_OK;
   default: { /* layout */
@@ -339,8 +346,6 @@ static int parse_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
   }
 }
 
-/* The text quoted for a message: never raw bytes (see wg_escape). */
-#define QUOTED(text) wg_escape((char[160]){0}, 160, (text), strlen(text), false)
 
 int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text) {
   if (!out || !text) return wg_fail(ctx, WG_EINVAL, "wg_spec_parse: NULL argument");
@@ -364,9 +369,15 @@ int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text) {
     /* A word ends at a space outside double quotes; inside, a backslash
      * escapes the next byte (spec_expr.c undoes the escapes). */
     bool quoted = false;
+    const char *first_eq = NULL;
     for (; *p && (quoted || (*p != ' ' && *p != '\t' && *p != '\n')); p++) {
-      if (*p == '"') quoted = !quoted;
-      else if (quoted && *p == '\\' && p[1]) p++;
+      /* A quote opens only as a key's value (key="..."), so the words
+       * and keys that messages quote never hold a space or a tab. */
+      if (!first_eq && *p == '=') first_eq = p;
+      if (*p == '"' && (quoted || (first_eq && p == first_eq + 1)))
+        quoted = !quoted;
+      else if (quoted && *p == '\\' && p[1])
+        p++;
     }
     if (quoted)
       return wg_fail(ctx, WG_ESPEC, "spec '%s': the quote at offset %zu is not closed",
@@ -377,8 +388,7 @@ int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text) {
     if (eq) {
       if (word < 2)
         return wg_fail(ctx, WG_ESPEC, "spec '%s': expected 'PRIMITIVE TYPE [OPERATOR] "
-                       "key=value...' but '%.*s' comes too early", QUOTED(text), (int)len,
-                       start);
+                       "key=value...' but '%s' comes too early", QUOTED(text), QUOTED_N(start, len));
       rc = parse_key(ctx, &s, start, (size_t)(eq - start), eq + 1,
                      len - (size_t)(eq - start) - 1, &seen);
       if (rc) return rc;
@@ -398,8 +408,8 @@ int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text) {
         return rc;
       s.op = (wg_operator)index;
     } else {
-      return wg_fail(ctx, WG_ESPEC, "spec '%s': unexpected word '%.*s' (options are "
-                     "written key=value)", QUOTED(text), (int)len, start);
+      return wg_fail(ctx, WG_ESPEC, "spec '%s': unexpected word '%s' (options are "
+                     "written key=value)", QUOTED(text), QUOTED_N(start, len));
     }
     word += eq ? 0 : 1;
     if (eq && word < 3) word = 3; /* an operator may not follow a key */

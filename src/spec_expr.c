@@ -250,8 +250,8 @@ static int parse_types(wg_context *ctx, const char *key, const char *val, size_t
           memcmp(wg_types[t].name, p, (size_t)(stop - p)) == 0)
         found = t;
     if (found < 0)
-      return wg_fail(ctx, WG_ESPEC, "%s: '%.*s' is not a type (write e.g. %s=f32,i64)",
-                     key, (int)(stop - p), p, key);
+      return wg_fail(ctx, WG_ESPEC, "%s: '%s' is not a type (write e.g. %s=f32,i64)", key,
+                     wg_escape((char[64]){0}, 64, p, (size_t)(stop - p), false), key);
     if (n == most)
       return wg_fail(ctx, WG_ESPEC, "%s: more than %d types", key, most);
     types[n++] = (wg_type)found;

@@ -754,6 +754,9 @@ START_TEST(expr_quotes_and_escapes) {
   expect_rejected("reduce-array f32 sum map=\"x \\\"\"", "map expression");
   expect_rejected("reduce-array f32 sum map=\"x +\"", "map expression: at");
   expect_rejected("reduce-array f32 sum map=\"x\" map=\"x\"", "given twice");
+  /* A quote opens only as a key's value; words in messages are escaped. */
+  expect_rejected("reduce-array f32 \"sum\tx\"", "unknown '\"sum'");
+  expect_rejected("reduce-array f32 sum width=\"3\"", "only map, combine");
 }
 END_TEST
 
