@@ -151,6 +151,10 @@ int wg_spec_expr_validate(wg_context *ctx, const wg_spec *s) {
     if ((unsigned)s->params[k] >= WG_TYPE_COUNT || wg_types[s->params[k]].size == 2)
       return wg_fail(ctx, WG_ESPEC, "params: p%d must be f32, f64, i32, u32, i64 or u64",
                      k);
+  if (s->nparams > 0 && !s->combine && wg_operators[s->op].nparams > 0)
+    return wg_fail(ctx, WG_ESPEC, "params: '%s' has a parameter of its own (the "
+                   "correction) in the kernel's parameter slots; it takes no params=",
+                   wg_operators[s->op].name);
   if (!s->combine != !s->identity)
     return wg_fail(ctx, WG_ESPEC, "%s: combine= and identity= come together (a new "
                    "accumulator needs both)", s->combine ? "identity" : "combine");

@@ -774,6 +774,7 @@ START_TEST(expr_scopes_and_rules) {
   expect_rejected("reduce-array f32 combine=\"a + b\"", "come together");
   expect_rejected("reduce-array f32 combine=\"a + x\" identity=\"0\"", "combine");
   expect_rejected("reduce-array f32 var final=\"r\"", "composite");
+  expect_rejected("reduce-array f32 var map=\"x * p0\" params=f32", "of its own");
   expect_rejected("reduce f32 sum map=\"x * x\"", "only reduce-array and reduce-rows");
   expect_rejected("reduce-array i32 mean map=\"x * 2\"", "map's values");
   expect_rejected("reduce-array f32 sum params=f16 final=\"r\"", "p0 must be");
