@@ -124,7 +124,8 @@ uint64_t wg_oracle_fresh_seed(void);
  * the others. */
 unsigned char wg_oracle_poison_byte(const wg_spec *spec);
 
-/* The groups of `width` elements that n elements form (the last partial). */
+/* The groups of `width` elements that n elements form (the last partial;
+ * 0 for reduce-array and reduce-rows, which are not warp primitives). */
 uint64_t wg_oracle_group_count(const wg_spec *spec, uint64_t n);
 
 /* The outcome of comparing outputs with the oracle. */
@@ -158,6 +159,13 @@ void wg_oracle_warp_check(wg_oracle_report *report, const wg_spec *spec, const v
 void wg_oracle_rows_check(wg_oracle_report *report, wg_type type, wg_operator op,
                           const void *in, uint64_t rows, uint64_t cols,
                           const wg_scalar *params, size_t nparams, const void *out);
+
+/* wg_oracle_warp_check over every group, the spec given as text (for
+ * refcli and the Python tests, which load liboracle.so with ctypes).
+ * Returns WG_OK, or WG_ESPEC for text wg_spec_parse refuses or a spec
+ * that is not a warp primitive (the report untouched). */
+int wg_oracle_warp_check_text(wg_oracle_report *report, const char *spec_text,
+                              const void *in, uint64_t n, const void *out);
 
 /* Host-side conversions of the half types, rounding to nearest even. */
 uint16_t wg_oracle_f16_from_double(double x);

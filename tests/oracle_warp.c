@@ -308,7 +308,8 @@ unsigned char wg_oracle_poison_byte(const wg_spec *spec) {
 
 uint64_t wg_oracle_group_count(const wg_spec *spec, uint64_t n) {
   uint64_t width = (uint64_t)spec->width;
-  if (spec->width <= 0) /* not a warp primitive */
+  if (spec->width <= 0 || spec->primitive == WG_REDUCE_ARRAY ||
+      spec->primitive == WG_REDUCE_ROWS) /* not a warp primitive */
     return 0;
   return n / width + (n % width != 0);
 }
@@ -525,4 +526,19 @@ void wg_oracle_warp_check(wg_oracle_report *report, const wg_spec *spec, const v
     }
     check_group(&c, &g);
   }
+}
+
+int wg_oracle_warp_check_text(wg_oracle_report *report, const char *spec_text,
+                              const void *in, uint64_t n, const void *out) {
+  wg_context *ctx;
+  if (wg_context_create(&ctx, NULL) != WG_OK)
+    return WG_ENOMEM;
+  wg_spec spec;
+  int rc = wg_spec_parse(ctx, &spec, spec_text);
+  wg_context_destroy(ctx);
+  if (rc == WG_OK && wg_oracle_group_count(&spec, 1) == 0)
+    rc = WG_ESPEC; /* reduce-array, reduce-rows: wg_oracle_rows_check */
+  if (rc == WG_OK)
+    wg_oracle_warp_check(report, &spec, in, n, out, 0, wg_oracle_group_count(&spec, n));
+  return rc;
 }
