@@ -61,6 +61,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* --- the tolerance rule --------------------------------------------------- */
 
 /* c(n) u for floats of type t (u of the accumulator), as above. */
@@ -172,5 +176,9 @@ uint16_t wg_oracle_f16_from_double(double x);
 double wg_oracle_f16_to_double(uint16_t bits);
 uint16_t wg_oracle_bf16_from_double(double x);
 double wg_oracle_bf16_to_double(uint16_t bits);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* WG_ORACLE_H */

@@ -19,9 +19,7 @@ template<class T> T __shfl_down_sync(unsigned, T v, int, int){return v;}
 template<class T> T __ldcg(const T*p){return *p;}
 using std::sqrt; using std::exp; using std::log; using std::fabs; using std::fmin; using std::fmax;
 #include "model.inc"
-extern "C" {
 #include "oracle.h"
-}
 int main(int argc, char **argv) {
   int type = atoi(argv[1]), op = atoi(argv[2]);
   int fails = 0;
