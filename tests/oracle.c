@@ -462,8 +462,11 @@ void wg_oracle_rows_check(wg_oracle_report *report, wg_type type, wg_operator op
     }
     if (report->mismatches++ == 0 || r < report->first_index) {
       report->first_index = r;
-      snprintf(report->first, sizeof report->first, "row %" PRIu64 " (elements %" PRIu64
-               "..%" PRIu64 "): %s", r, r * cols, r * cols + cols - 1, why);
+      if (cols)
+        snprintf(report->first, sizeof report->first, "row %" PRIu64 " (elements %" PRIu64
+                 "..%" PRIu64 "): %s", r, r * cols, r * cols + cols - 1, why);
+      else
+        snprintf(report->first, sizeof report->first, "row %" PRIu64 " (empty): %s", r, why);
     }
   }
 }
