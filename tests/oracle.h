@@ -38,7 +38,9 @@
  *       norm2      c(n) u S2 / want           S2 = sum x^2
  *       var        4 c(n) u S2 / d            d = max(0, n - correction)
  *       std        bound(var) / sqrt(var)
- *       logsumexp  c(n) u + 8 u + 2 u |want|  (u of f32 unless f64)
+ *       logsumexp  (g(n) + 8) u + 2 u |want|  (u of f32 unless f64;
+ *                  g(n) = 2 sqrt(n) + log2(n + 1) + 16 even below n = 23:
+ *                  its 16 covers the device's exp and log, not folds)
  *     each plus u_s |want| + tiny_s. NaN must be NaN; an infinite want (or
  *     a finite one past the stored type's range) must be an infinity of
  *     the same sign.
@@ -47,7 +49,8 @@
  *   partial groups, scans' early lanes and width 32); reductions over fewer
  *   than 23 elements take 2n instead of the growth term (tighter); the
  *   reductions gained tiny_s (looser by half a subnormal, which a
- *   subnormal f16 result needs).
+ *   subnormal f16 result needs); min, max and norminf lost f16/bf16's
+ *   u_s |want| (they store an element: exact). logsumexp is unchanged.
  *
  * Every function is pure (inputs in, results out), thread-safe, and never
  * prints or allocates, except wg_oracle_fresh_seed (a clock and a counter).
