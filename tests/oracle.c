@@ -478,13 +478,6 @@ void wg_oracle_rows_check(wg_oracle_report *report, wg_type type, wg_operator op
 
 /* --- inputs --------------------------------------------------------------- */
 
-static uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 void wg_oracle_fill(wg_type type, wg_operator op, void *in, uint64_t n, uint64_t seed) {
   if (op <= WG_OP_XOR) { /* the reference's inputs, as the warp tests use */
     wg_spec spec = WG_SPEC_INIT;
@@ -494,7 +487,7 @@ void wg_oracle_fill(wg_type type, wg_operator op, void *in, uint64_t n, uint64_t
     return;
   }
   for (uint64_t i = 0; i < n; i++) {
-    const uint64_t r = mix64(seed ^ mix64(i + 0x51ed27));
+    const uint64_t r = wg_oracle_random(seed, 0x51ed27, i);
     const double unit = (double)(r >> 11) * 0x1p-53; /* [0, 1) */
     double x;
     if (op == WG_OP_ARGMIN || op == WG_OP_ARGMAX)

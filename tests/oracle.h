@@ -123,6 +123,11 @@ void wg_oracle_set(wg_type type, void *base, uint64_t i, double x);
 void wg_oracle_warp_fill(const wg_spec *spec, void *in, uint64_t begin, uint64_t end,
                          uint64_t seed);
 
+/* The random bits both fills use: a counter-based generator (splitmix64's
+ * finaliser), so element i's value needs no state and ranges may be filled
+ * in parallel. `salt` separates the streams of one seed. */
+uint64_t wg_oracle_random(uint64_t seed, uint64_t salt, uint64_t i);
+
 /* A seed that differs from run to run (time, process id, a counter). */
 uint64_t wg_oracle_fresh_seed(void);
 

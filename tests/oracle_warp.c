@@ -222,7 +222,7 @@ static uint64_t mix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-static uint64_t rand_at(uint64_t seed, uint64_t salt, uint64_t i) {
+uint64_t wg_oracle_random(uint64_t seed, uint64_t salt, uint64_t i) {
   return mix64(seed ^ mix64(salt * 0x632be59bd9b4e019ull + i));
 }
 
@@ -234,14 +234,14 @@ static double unit_double(uint64_t r) {
 /* Random bits (or a random float) for one element, shaped by the operator. */
 static uint64_t random_value(const wg_spec *spec, const ref_type *t,
                              uint64_t seed, uint64_t counter) {
-  uint64_t r = rand_at(seed, 1, counter);
+  uint64_t r = wg_oracle_random(seed, 1, counter);
   if (!t->is_float) {
     if (spec->op == WG_OP_AND) /* mostly ones, so the AND keeps some */
       for (uint64_t s = 2; s < 6; s++)
-        r |= rand_at(seed, s, counter);
+        r |= wg_oracle_random(seed, s, counter);
     else if (spec->op == WG_OP_OR) /* mostly zeros, so the OR keeps some */
       for (uint64_t s = 2; s < 6; s++)
-        r &= rand_at(seed, s, counter);
+        r &= wg_oracle_random(seed, s, counter);
     return r & type_mask(t);
   }
   double x;
@@ -270,12 +270,12 @@ void wg_oracle_warp_fill(const wg_spec *spec, void *in, uint64_t begin, uint64_t
   static const unsigned distinct[] = {1, 2, 3, 4, 32};
   for (uint64_t i = begin; i < end; i++) {
     uint64_t group = i / width;
-    uint64_t g = rand_at(seed, 7, group);
+    uint64_t g = wg_oracle_random(seed, 7, group);
     uint64_t counter = i;
     if (spec->primitive == WG_MATCH)
-      counter = group * 64 + rand_at(seed, 8, i) % distinct[g % 5];
+      counter = group * 64 + wg_oracle_random(seed, 8, i) % distinct[g % 5];
     uint64_t v = random_value(spec, t, seed, counter);
-    if (vote && (rand_at(seed, 9, i) & 63) < zero_chance[g % 5])
+    if (vote && (wg_oracle_random(seed, 9, i) & 63) < zero_chance[g % 5])
       v = 0;
     else if (vote && v == 0)
       v = t->is_float ? double_to_bits(1.0, t) : 1;
