@@ -13,7 +13,7 @@
  * Without a driver or a device it prints why and exits 77 (Meson's skip).
  * CUDA is only initialised inside the processes Check forks. Outputs are
  * poisoned before every launch (a NaN for floats) with a poisoned guard
- * after them. Inputs are fresh random data (wg_ref_fill) each run; the base
+ * after them. Inputs are fresh random data (wg_oracle_fill) each run; the base
  * seed is printed and WARPGEN_TEST_SEED replays it.
  *
  * `test_reduce --specs` prints every spec the suite launches, one a line,

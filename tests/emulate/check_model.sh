@@ -16,8 +16,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export WARPGEN_CACHE=off
 cuda=${CUDA_PATH:-/usr/local/cuda}
-for f in tests/oracle.c src/cli/reference.c; do
-  gcc -std=c11 -D_GNU_SOURCE -O1 -c -I"$root/include" -I"$root/src" "$root/$f" \
+for f in tests/oracle.c tests/oracle_warp.c; do
+  gcc -std=c11 -D_GNU_SOURCE -O1 -c -I"$root/include" -I"$root/tests" "$root/$f" \
     -o "$work/$(basename "$f" .c).o"
 done
 types=(f16 bf16 f32 f64 i32 u32 i64 u64)
@@ -30,7 +30,7 @@ for ti in 2 3 4 7; do
     src=$("$build/warpgen" source "reduce-array ${types[$ti]} $name" 2>/dev/null) || continue
     awk '/---- element type/{p=1} /#define WG_BLOCK/{p=0} p' <<<"$src" >"$work/model.inc"
     g++ -std=c++17 -O1 -w -I"$work" -I"$root/tests" -I"$root/tests/emulate" -I"$root/include" \
-      "$root/tests/emulate/model_harness.cc" "$work/oracle.o" "$work/reference.o" \
+      "$root/tests/emulate/model_harness.cc" "$work/oracle.o" "$work/oracle_warp.o" \
       "$build/libwarpgen.a" -L"$cuda/lib64" -lnvrtc -ldl -lpthread -lm \
       -Wl,-rpath,"$cuda/lib64" -o "$work/h"
     for seed in ${seeds[*]}; do

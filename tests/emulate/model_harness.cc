@@ -10,9 +10,7 @@
 #include <random>
 #include "model_shim.h"
 #include "model.inc"
-extern "C" {
 #include "oracle.h"
-}
 int main(int argc, char **argv) {
   int type = atoi(argv[1]), op = atoi(argv[2]);
   int fails = 0;
