@@ -1049,13 +1049,13 @@ START_TEST(expressions_map_combine_final_params) {
       if (x[i] > want_mx) want_mx = x[i];
     }
     int32_t got32;
-    OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 16, NULL));
+    OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 8 + GUARD_BYTES, NULL));
     OK(ctx, wg_reduce_spec(ctx, &sq, &b.dev_in, 1, n, NULL, 0, b.dev_out, NULL));
     read_outputs(ctx, &b, WG_I32, 1, "map");
     memcpy(&got32, b.host_out, 4);
     ck_assert_msg((uint32_t)got32 == want_sq, "map n=%" PRIu64 ": %d, want %d", n, got32,
                   (int32_t)want_sq);
-    OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 16, NULL));
+    OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 8 + GUARD_BYTES, NULL));
     OK(ctx, wg_reduce_spec(ctx, &mx, &b.dev_in, 1, n, NULL, 0, b.dev_out, NULL));
     read_outputs(ctx, &b, WG_I32, 1, "combine");
     memcpy(&got32, b.host_out, 4);
@@ -1065,7 +1065,7 @@ START_TEST(expressions_map_combine_final_params) {
       wg_spec rs = sq;
       rs.primitive = WG_REDUCE_ROWS;
       const uint64_t rows = n / cols;
-      OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 64 * 4 + 8, NULL));
+      OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 64 * 4 + GUARD_BYTES, NULL));
       OK(ctx, wg_reduce_rows_spec(ctx, &rs, &b.dev_in, 1, rows, cols, cols, NULL, 0,
                                   b.dev_out, NULL));
       read_outputs(ctx, &b, WG_I32, rows, "rows map");
@@ -1094,7 +1094,7 @@ START_TEST(expressions_map_combine_final_params) {
       want += (uint32_t)x[i] * (uint32_t)x[i + 1] + (uint32_t)p0.i32 * (uint32_t)(i % 5) +
               (uint32_t)n;
     int32_t got32;
-    OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 16, NULL));
+    OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 8 + GUARD_BYTES, NULL));
     OK(ctx, wg_reduce_spec(ctx, &two, ins, 2, n, &p0, 1, b.dev_out, NULL));
     read_outputs(ctx, &b, WG_I32, 1, "two inputs");
     memcpy(&got32, b.host_out, 4);
@@ -1105,7 +1105,7 @@ START_TEST(expressions_map_combine_final_params) {
     for (uint64_t cols = 1; cols <= 70 && n; cols += 23) {
       const uint64_t stride = cols + 2, rows = n > cols ? (n - cols) / stride + 1 : 0;
       if (rows == 0 || rows > 64) continue;
-      OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 64 * 4 + 8, NULL));
+      OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 64 * 4 + GUARD_BYTES, NULL));
       OK(ctx, wg_reduce_rows_spec(ctx, &rs, ins, 2, rows, cols, stride, &p0, 1, b.dev_out,
                                   NULL));
       read_outputs(ctx, &b, WG_I32, rows, "rows two inputs");
@@ -1134,7 +1134,7 @@ START_TEST(expressions_map_combine_final_params) {
   for (int v = 0; v < 100; v++) {
     wg_scalar p = {0};
     p.i64 = v * 1000003ll - 17;
-    OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 16, NULL));
+    OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 8 + GUARD_BYTES, NULL));
     OK(ctx, wg_reduce_spec(ctx, &fin, &b.dev_in, 1, n, &p, 1, b.dev_out, NULL));
     read_outputs(ctx, &b, WG_I64, 1, "final");
     int64_t got;
