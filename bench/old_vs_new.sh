@@ -22,8 +22,10 @@ link() { # LIBDIR SUFFIX BINDIR
   gcc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -I"$cuda/include" bench/stream_cost.c \
     "$1/libwarpgen.a" -L"$cuda/lib64" -lnvrtc -ldl -lpthread -lm \
     -Wl,-rpath,"$cuda/lib64" -o "$3/stream_cost_$2"
-  "$cuda/bin/nvcc" -arch=sm_90 -O3 -std=c++17 -Iinclude -o "$3/reduce_bench_$2" \
-    bench/reduce_bench.cu "$1/libwarpgen.a" -L"$cuda/lib64" -lnvrtc -ldl -lpthread
+  # reduce_bench checks with this tree's oracle (public calls only).
+  "$cuda/bin/nvcc" -arch=sm_90 -O3 -std=c++17 -Iinclude -Itests -o "$3/reduce_bench_$2" \
+    bench/reduce_bench.cu tests/oracle.c tests/oracle_warp.c "$1/libwarpgen.a" \
+    -L"$cuda/lib64" -lnvrtc -ldl -lpthread
 }
 if [ "${1:-}" = --prepare ]; then
   build=${2:?usage: bench/old_vs_new.sh --prepare BUILD BINDIR}

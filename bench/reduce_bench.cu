@@ -6,9 +6,9 @@
 // turns the CSVs into the tables and plots of docs/performance.md.
 //
 // Build (after `meson setup build && ninja -C build`):
-//   nvcc -arch=sm_90 -O3 -std=c++17 -Iinclude -o bench/out/reduce_bench \
-//        bench/reduce_bench.cu build/libwarpgen.a -L/usr/local/cuda/lib64 \
-//        -lnvrtc -ldl -lpthread
+//   nvcc -arch=sm_90 -O3 -std=c++17 -Iinclude -Itests -o bench/out/reduce_bench \
+//        bench/reduce_bench.cu tests/oracle.c tests/oracle_warp.c build/libwarpgen.a \
+//        -L/usr/local/cuda/lib64 -lnvrtc -ldl -lpthread
 // Run:  bench/out/reduce_bench --csv reduce_bench.csv [--quick]
 //       [--rows-extremes: only the ceilings and the rows of 2, 4 and 8
 //        columns and 64 x 2^20]
@@ -25,9 +25,10 @@
 //  - each figure is the median of many batches after a warm-up (which also
 //    loads warpgen's kernels); the 1 GiB+ arrays take three interleaved
 //    passes and report the median of the three medians.
-// Results are checked first: warpgen's against CUB's on the same input.
+// Results are checked first: warpgen's against the CPU oracle (tests/oracle.h).
 
 #include "bench_harness.cuh"
+#include "oracle.h"
 #include "warpgen.h"
 
 #include <cub/cub.cuh>
@@ -134,14 +135,11 @@ static void launch_read(const void *p, size_t bytes) {
                                                 (unsigned *)(g_out + 4096));
 }
 
-static double to_double(float x) { return x; }
-static double to_double(double x) { return x; }
-static double to_double(int x) { return x; }
-static double to_double(__half x) { return __half2float(x); }
-
-// warpgen's sum against CUB's on the same input (n elements from element 1:
-// an unaligned start).
-template <class T> static void check_against_cub(u64 n, void *temp, size_t temp_bytes) {
+// warpgen's sum must meet the CPU oracle (tests/oracle.h: integers exact,
+// floats within its bound from the count and the type) on n elements from
+// element 1 (an unaligned start); CUB's sum of the same input is held to
+// the same bound but only reported, as CUB accumulates halves in half.
+template <class T> static void check_against_oracle(u64 n, void *temp, size_t temp_bytes) {
   T *in = (T *)g_arena + 1;
   T *out = (T *)g_out;
   CHECK(cudaMemsetAsync(g_out, 0xff, 64, g_stream));
@@ -150,17 +148,19 @@ template <class T> static void check_against_cub(u64 n, void *temp, size_t temp_
   size_t tb = temp_bytes;
   CHECK(cub::DeviceReduce::Sum(temp, tb, in, out + 1, (int64_t)n, g_stream));
   T got[2];
+  std::vector<T> host(n);
   CHECK(cudaMemcpyAsync(got, out, sizeof got, cudaMemcpyDeviceToHost, g_stream));
+  CHECK(cudaMemcpyAsync(host.data(), in, n * sizeof(T), cudaMemcpyDeviceToHost, g_stream));
   CHECK(cudaStreamSynchronize(g_stream));
-  const double a = to_double(got[0]), b = to_double(got[1]);
-  // CUB accumulates halves in half; warpgen in f32: compare loosely there.
-  const double tol = std::is_same<T, int>::value ? 0
-                     : std::is_same<T, __half>::value ? 0.05 * std::sqrt((double)n)
-                                                      : 1e-5 * (double)n;
-  if (!(std::fabs(a - b) <= tol)) {
+  wg_oracle want;
+  wg_oracle_reduce(&want, bench_type<T>::wg(), WG_OP_SUM, host.data(), 0, n, nullptr, 0);
+  char why[200];
+  if (!wg_oracle_check(&want, &got[0], why, sizeof why)) {
     g_failures++;
-    printf("MISMATCH %s sum n=%llu: warpgen %.9g, cub %.9g\n", bench_type<T>::name(), n, a, b);
+    printf("MISMATCH %s sum n=%llu: warpgen %s\n", bench_type<T>::name(), n, why);
   }
+  if (!wg_oracle_check(&want, &got[1], why, sizeof why))
+    printf("note: %s sum n=%llu: cub %s\n", bench_type<T>::name(), n, why);
 }
 
 template <class T> static void array_section(bool quick) {
@@ -171,8 +171,8 @@ template <class T> static void array_section(bool quick) {
                                (int64_t)1 << max_log, g_stream));
   void *temp;
   CHECK(cudaMalloc(&temp, temp_bytes + 256));
-  check_against_cub<T>((1u << 20) + 3, temp, temp_bytes);
-  check_against_cub<T>((1u << 26) + 5, temp, temp_bytes);
+  check_against_oracle<T>((1u << 20) + 3, temp, temp_bytes);
+  check_against_oracle<T>((1u << 26) + 5, temp, temp_bytes);
 
   const char *tn = bench_type<T>::name();
   printf("\n%s sum, cold (each call reads another slice of a 2 GiB arena)\n", tn);

@@ -6,8 +6,10 @@
 // copy and a plain 16-byte-load read), all on the same buffers, timed with
 // CUDA events (warm-up, then the median of many timed batches).
 //
-// Build:  nvcc -arch=sm_90 -O3 -std=c++17 -o bench/out/reduce_peers \
-//             bench/reduce_peers.cu
+// Build (after `ninja -C build`, for the oracle's library calls):
+//   nvcc -arch=sm_90 -O3 -std=c++17 -Iinclude -Itests -o bench/out/reduce_peers \
+//       bench/reduce_peers.cu tests/oracle.c tests/oracle_warp.c build/libwarpgen.a \
+//       -ldl -lpthread
 // Run:    bench/out/reduce_peers [--csv FILE] [--quick]
 //
 // Cold buffers: every timed call of a size that fits in L2 several times over
@@ -19,11 +21,13 @@
 // (time / calls): that is what a caller issuing reductions in a loop sees,
 // launch gaps included, without host-side timer noise.
 //
-// Every candidate is checked against a CPU reference on hashed random inputs
-// (integers exact, floats within a tolerance scaled by sum |x|), outputs
-// poisoned first, unaligned starting pointers and strides included.
+// Every candidate is checked against the CPU oracle (tests/oracle.h) on
+// hashed random inputs (integers and min/max exact, float sums within the
+// oracle's bound from the count and the type), outputs poisoned first,
+// unaligned starting pointers and strides included.
 
 #include "bench_harness.cuh"
+#include "oracle.h"
 
 #include <cub/cub.cuh>
 #include <cuda_fp16.h>
@@ -51,18 +55,21 @@ template <class T> struct elem;
 template <> struct elem<float> {
   typedef float acc;
   static const char *name() { return "f32"; }
+  static constexpr wg_type oracle_type = WG_F32;
   __host__ __device__ static acc load(float x) { return x; }
   __host__ __device__ static float store(acc v) { return v; }
 };
 template <> struct elem<double> {
   typedef double acc;
   static const char *name() { return "f64"; }
+  static constexpr wg_type oracle_type = WG_F64;
   __host__ __device__ static acc load(double x) { return x; }
   __host__ __device__ static double store(acc v) { return v; }
 };
 template <> struct elem<int> {
   typedef int acc;
   static const char *name() { return "i32"; }
+  static constexpr wg_type oracle_type = WG_I32;
   __host__ __device__ static acc load(int x) { return x; }
   __host__ __device__ static int store(acc v) { return v; }
 };
@@ -70,6 +77,7 @@ template <> struct elem<int> {
 template <> struct elem<__half> {
   typedef float acc;
   static const char *name() { return "f16"; }
+  static constexpr wg_type oracle_type = WG_F16;
   __host__ __device__ static acc load(__half x) { return __half2float(x); }
   __host__ __device__ static __half store(acc v) { return __float2half_rn(v); }
 };
@@ -104,6 +112,7 @@ __host__ __device__ inline int max2(int a, int b) { return a > b ? a : b; }
 
 struct op_sum {
   static const char *name() { return "sum"; }
+  static constexpr wg_operator oracle_op = WG_OP_SUM;
   template <class A> __host__ __device__ static A identity() { return A(0); }
   template <class A> __host__ __device__ static A combine(A a, A b) {
     return add_wrap(a, b);
@@ -111,6 +120,7 @@ struct op_sum {
 };
 struct op_min {
   static const char *name() { return "min"; }
+  static constexpr wg_operator oracle_op = WG_OP_MIN;
   template <class A> __host__ __device__ static A identity() {
     return num<A>::highest();
   }
@@ -120,6 +130,7 @@ struct op_min {
 };
 struct op_max {
   static const char *name() { return "max"; }
+  static constexpr wg_operator oracle_op = WG_OP_MAX;
   template <class A> __host__ __device__ static A identity() {
     return num<A>::lowest();
   }
@@ -743,64 +754,26 @@ __global__ void fill_kernel(T *p, u64 n, uint32_t seed) {
     p[i] = value_at<T>(i, seed);
 }
 
-// CPU reference over elements [first, first + n) of the hashed sequence.
-// Sums in double (ints: wrapping uint32); returns sum |x| in *scale.
+// Does `got` meet the CPU oracle (tests/oracle.h: integers and min/max
+// exactly, float sums within its bound from the count and the type) for
+// elements [first, first + n) of the hashed sequence? The elements are made
+// again on the host, on every core for large spans. On false, why says how.
 template <class T, class Op>
-static double cpu_reduce(u64 first, u64 n, uint32_t seed, double *scale) {
+static bool oracle_agrees(u64 first, u64 n, uint32_t seed, const T &got, char *why,
+                          size_t why_size) {
+  std::vector<T> host(n);
   const int nthreads = n > (1u << 22) ? 16 : 1;
-  std::vector<double> part(nthreads), abspart(nthreads);
-  std::vector<uint32_t> ipart(nthreads);
   std::vector<std::thread> pool;
-  for (int t = 0; t < nthreads; t++) {
+  for (int t = 0; t < nthreads; t++)
     pool.emplace_back([&, t] {
-      const u64 a = n * t / nthreads, b = n * (t + 1) / nthreads;
-      double acc = Op::template identity<double>(), sabs = 0;
-      uint32_t iacc = (uint32_t)Op::template identity<int>();
-      for (u64 i = a; i < b; i++) {
-        const T x = value_at<T>(first + i, seed);
-        if constexpr (std::is_same<T, int>::value) {
-          iacc = (uint32_t)Op::combine((int)iacc, x);
-        } else {
-          const double xd = (double)elem<T>::load(x);
-          acc = Op::combine(acc, xd);
-          sabs += fabs(xd);
-        }
-      }
-      part[t] = acc;
-      abspart[t] = sabs;
-      ipart[t] = iacc;
+      for (u64 i = n * t / nthreads, end = n * (t + 1) / nthreads; i < end; i++)
+        host[i] = value_at<T>(first + i, seed);
     });
-  }
   for (auto &th : pool) th.join();
-  double acc = Op::template identity<double>(), sabs = 0;
-  uint32_t iacc = (uint32_t)Op::template identity<int>();
-  for (int t = 0; t < nthreads; t++) {
-    acc = Op::combine(acc, part[t]);
-    sabs += abspart[t];
-    iacc = (uint32_t)Op::combine((int)iacc, (int)ipart[t]);
-  }
-  *scale = sabs;
-  if (std::is_same<T, int>::value) return (double)(int)iacc;
-  return acc;
-}
-
-// Does `got` match the reference? Ints and min/max exactly; float sums
-// within rounding of f32/f64 accumulation, then the store's rounding.
-template <class T, class Op>
-static bool close_enough(T got, double ref, double scale) {
-  const double g = (double)elem<T>::load(got);
-  if (std::is_same<T, int>::value || !std::is_same<Op, op_sum>::value) {
-    if (std::is_same<T, __half>::value)
-      return g == (double)__half2float(__float2half_rn((float)ref));
-    if (std::is_same<T, float>::value) return g == (double)(float)ref;
-    return g == ref;
-  }
-  if (std::is_same<T, __half>::value && std::isinf((double)__half2float(__float2half_rn((float)ref))))
-    return g == (double)__half2float(__float2half_rn((float)ref));  // overflows half
-  double tol = std::is_same<T, double>::value ? 1e-12 * scale : 1e-5 * scale;
-  if (std::is_same<T, __half>::value) tol += fabs(ref) * (1.0 / 1024);
-  if (std::is_same<T, float>::value) tol += fabs(ref) * 1e-7;
-  return fabs(g - ref) <= tol + 1e-30;
+  wg_oracle want;
+  wg_oracle_reduce(&want, elem<T>::oracle_type, Op::oracle_op, host.data(), 0, n,
+                   nullptr, 0);
+  return wg_oracle_check(&want, &got, why, why_size);
 }
 
 // ---------------------------------------------------------------------------
@@ -848,13 +821,11 @@ static void check_array(const array_cfg &c, u64 n, u64 offset_elems,
   T got;
   CHECK(cudaMemcpyAsync(&got, out, sizeof(T), cudaMemcpyDeviceToHost, g_stream));
   CHECK(cudaStreamSynchronize(g_stream));
-  double scale = 0;
-  const double ref = cpu_reduce<T, Op>(offset_elems, n, seed, &scale);
-  if (!close_enough<T, Op>(got, ref, scale)) {
+  char why[200];
+  if (!oracle_agrees<T, Op>(offset_elems, n, seed, got, why, sizeof why)) {
     g_failures++;
-    printf("FAIL array %s %s n=%llu off=%llu cfg=%s: got %.9g want %.9g\n",
-           elem<T>::name(), Op::name(), n, offset_elems, cfg_name(c).c_str(),
-           (double)elem<T>::load(got), ref);
+    printf("FAIL array %s %s n=%llu off=%llu cfg=%s: %s\n", elem<T>::name(),
+           Op::name(), n, offset_elems, cfg_name(c).c_str(), why);
   }
   // Same bits on a second run (the ticket was reset by the last block).
   T again;
@@ -985,15 +956,13 @@ static void check_rows(const rows_plan &p, u64 rows, u64 cols, u64 stride,
   CHECK(cudaStreamSynchronize(g_stream));
   int bad = 0;
   for (u64 r = 0; r < rows && bad < 3; r++) {
-    double scale;
-    double ref = cpu_reduce<T, Op>(offset + r * stride, cols, seed, &scale);
-    if (!close_enough<T, Op>(got[r], ref, scale)) {
+    char why[200];
+    if (!oracle_agrees<T, Op>(offset + r * stride, cols, seed, got[r], why, sizeof why)) {
       bad++;
       g_failures++;
-      printf("FAIL rows %s %s %s rows=%llu cols=%llu stride=%llu off=%llu row %llu: "
-             "got %.9g want %.9g\n",
+      printf("FAIL rows %s %s %s rows=%llu cols=%llu stride=%llu off=%llu row %llu: %s\n",
              elem<T>::name(), Op::name(), p.name().c_str(), rows, cols, stride,
-             offset, r, (double)elem<T>::load(got[r]), ref);
+             offset, r, why);
     }
   }
   // the element after the last row must still hold the poison

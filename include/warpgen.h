@@ -218,8 +218,14 @@ typedef enum {
 
 /* Changes whenever wg_spec changes shape; a spec of another version is
  * refused (WG_ESPEC), so that a caller built against an older header gets a
- * message instead of a misread struct. 2 added `layout`. */
-#define WG_SPEC_VERSION 2
+ * message instead of a misread struct. 2 added `layout`; 3 the expressions
+ * (map, combine, identity, final), the extra inputs and the parameters. */
+#define WG_SPEC_VERSION 3
+
+/* The most input arrays and parameters an expression of a reduction reads
+ * (inputs x y z w, parameters p0..p7). */
+#define WG_MAX_INPUTS 4
+#define WG_MAX_PARAMS 8
 
 /* A plain description of one kernel. Initialise with WG_SPEC_INIT or
  * wg_spec_init() (for foreign-function interfaces), then set fields, or fill
@@ -237,11 +243,32 @@ typedef struct wg_spec {
   int64_t cols;          /* reduce-rows: the row length, or 0 for "any" */
   wg_layout layout;      /* warp primitives: WG_LAYOUT_VEC (default) or
                             WG_LAYOUT_LANE; reduce-array/rows: VEC */
+  /* reduce-array and reduce-rows only (docs/expressions.md): expressions
+   * in warpgen's expression language, NULL for the operator's own.
+   *   map       over x y z w (the inputs), i (index), n (length), p0..p7;
+   *             the operator then reduces map's values instead of x
+   *   combine   over a, b; with identity (literals, p0..p7) it defines the
+   *             accumulator, and `op` must be WG_OP_NONE
+   *   final     over r (the accumulator), n, p0..p7: the output
+   * A spec wg_spec_parse fills points at canonical text owned by the
+   * context (valid until wg_context_destroy); a spec a caller fills
+   * points at the caller's text, which must stay valid while the call
+   * that takes the spec runs (the library keeps its own canonical copy). */
+  const char *map;
+  const char *combine;
+  const char *identity;
+  const char *final;
+  int ninputs;           /* inputs x..w: 0 or 1 (one, of `type`) up to 4 */
+  wg_type inputs[WG_MAX_INPUTS]; /* inputs[k]: the type of input k >= 1
+                            (inputs[0] is ignored: input 0 is `type`) */
+  int nparams;           /* parameters p0.. the expressions may read */
+  wg_type params[WG_MAX_PARAMS]; /* their types */
 } wg_spec;
 
 #define WG_SPEC_INIT \
   { WG_SPEC_VERSION, WG_REDUCE, WG_F32, WG_OP_SUM, 32, WG_VARIANT_AUTO, 0, 0, 0, \
-    WG_LAYOUT_VEC }
+    WG_LAYOUT_VEC, NULL, NULL, NULL, NULL, 1, {WG_F32, WG_F32, WG_F32, WG_F32}, 0, \
+    {WG_F32, WG_F32, WG_F32, WG_F32, WG_F32, WG_F32, WG_F32, WG_F32} }
 
 /* Fills *spec with WG_SPEC_INIT: "reduce f32 sum width=32 variant=auto". */
 WG_API void wg_spec_init(wg_spec *spec);
@@ -314,10 +341,15 @@ WG_API void wg_free(void *ptr);
 /* ------------------------------------------------------------------------ */
 
 /* Parses the text form:
- *   PRIMITIVE TYPE [OPERATOR] [width=W] [variant=V] [layout=vec|lane]
- *   [arch=sm_NN] [lane=L] [cols=C]
- * e.g. "reduce f32 sum width=16 variant=xor arch=sm_90". Missing keys take
- * the WG_SPEC_INIT defaults. The result is validated (wg_spec_validate).
+ *   PRIMITIVE TYPE [OPERATOR] [map="E"] [combine="E" identity="E"]
+ *   [final="E"] [inputs=T,T...] [params=T,T...] [width=W] [variant=V]
+ *   [layout=vec|lane] [arch=sm_NN] [lane=L] [cols=C]
+ * e.g. "reduce f32 sum width=16 variant=xor arch=sm_90" or
+ * "reduce-array f32 sum map=\"x*x\"". Missing keys take the WG_SPEC_INIT
+ * defaults. The result is validated (wg_spec_validate). Expressions are
+ * quoted (\" and \\ escape inside) and stored as canonical text owned by
+ * ctx (valid until wg_context_destroy); parsing them needs a ctx
+ * (WG_EINVAL without one).
  * Words are separated by spaces, tabs or newlines; any other byte outside
  * printable ASCII is WG_ESPEC. Messages quote user text with every byte
  * that is not printable ASCII written as \xNN, so a message is safe to
@@ -579,9 +611,6 @@ typedef union wg_scalar {
   uint32_t u32;
 } wg_scalar;
 
-/* The most parameters a reduction takes. */
-#define WG_MAX_PARAMS 8
-
 #define WG_REDUCTION_VERSION 1
 
 /* What a reduction computes, for wg_reduce_ex and wg_reduce_rows_ex: the
@@ -621,6 +650,36 @@ WG_API int wg_reduce_rows_ex(wg_context *ctx, const wg_reduction *reduction,
                              uint64_t rows, uint64_t cols, uint64_t row_stride,
                              const wg_scalar *params, size_t nparams,
                              uint64_t out, void *stream);
+
+/* A reduction made from a spec of reduce-array (wg_reduce_spec) or
+ * reduce-rows (wg_reduce_rows_spec), with its expressions (map=, combine=,
+ * identity=, final=; docs/expressions.md): e.g. the spec of
+ * "reduce-array f32 sum map=\"x * x\"". `inputs` holds spec->ninputs device
+ * pointers (at least 1), each n elements (rows: as wg_reduce_rows) of its
+ * type. `params` holds the values of p0..: exactly spec->nparams of them,
+ * each in the union member of its declared type (f32 for params=f32...);
+ * a spec that declares none takes its operator's parameters as
+ * wg_reduce_ex does. A new parameter value never compiles anything: the
+ * values are a kernel argument. The output has type wg_reduce_output_type
+ * would give for the map's type, or the final expression's type (bool
+ * counts as i32). The spec is read during the call only (the library keeps
+ * its own canonical copy). Errors, asynchrony, determinism, streams and
+ * graphs as wg_reduce; a spec of the wrong primitive or a count that does
+ * not match is WG_EINVAL, an invalid spec WG_ESPEC. */
+WG_API int wg_reduce_spec(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
+                          size_t ninputs, uint64_t n, const wg_scalar *params,
+                          size_t nparams, uint64_t out, void *stream);
+WG_API int wg_reduce_rows_spec(wg_context *ctx, const wg_spec *spec,
+                               const uint64_t *inputs, size_t ninputs, uint64_t rows,
+                               uint64_t cols, uint64_t row_stride,
+                               const wg_scalar *params, size_t nparams, uint64_t out,
+                               void *stream);
+
+/* The output type of a reduce-array or reduce-rows spec (its map, final
+ * and operator decide it), as a wg_type (>= 0); WG_ESPEC for a spec
+ * wg_spec_validate rejects, WG_EINVAL for NULL or another primitive.
+ * Thread-safe. */
+WG_API int wg_reduce_spec_output_type(const wg_spec *spec);
 
 #ifdef __cplusplus
 }

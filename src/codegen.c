@@ -7,7 +7,7 @@
  * the rows of tables.c. The snippets below are the few lines in which two
  * variants of one body differ (which shuffle, how the result is finished).
  */
-#include "internal.h"
+#include "expr.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +33,19 @@ int wg_kernel_name(char *buf, size_t size, const wg_spec *spec) {
     n += snprintf(name + n, sizeof name - (size_t)n, "_l%d", s.lane);
   if (s.primitive == WG_REDUCE_ROWS && s.cols)
     n += snprintf(name + n, sizeof name - (size_t)n, "_c%lld", (long long)s.cols);
+  if (wg_spec_has_expr(&s)) {
+    /* Expressions: a hash of the canonical spec text (FNV-1a, 32 bits). */
+    wg_spec any_arch = s; /* one name whichever arch it compiles for */
+    any_arch.arch = 0;
+    const int len = wg_spec_format(NULL, 0, &any_arch);
+    char *text = len > 0 ? malloc((size_t)len + 1) : NULL;
+    if (!text) return WG_ENOMEM;
+    wg_spec_format(text, (size_t)len + 1, &any_arch);
+    uint32_t h = 2166136261u;
+    for (const char *c = text; *c; c++) h = (h ^ (unsigned char)*c) * 16777619u;
+    free(text);
+    n += snprintf(name + n, sizeof name - (size_t)n, "_e%08x", (unsigned)h);
+  }
   if (size) snprintf(buf, size, "%s", name);
   return n;
 }
@@ -86,10 +99,97 @@ static void render_acc(wg_buf *decl, wg_buf *shfl, wg_buf *ldcg,
   wg_buf_puts(decl, "};");
 }
 
+/* One user expression as a device function `name` returning `ret`, its
+ * parameters `params` (CUDA text declaring wg_x, wg_a...), the p<k> it
+ * reads loaded from `wg_pp` when `with_params`. */
+static int user_function(wg_context *ctx, wg_buf *defs, const wg_spec *s,
+                         wg_expr_role role, const char *ret, const char *name,
+                         const char *params, bool with_params) {
+  wg_expr *e = NULL;
+  int rc = wg_spec_expr_parse(ctx, &e, s, role);
+  if (rc) return rc;
+  wg_buf_printf(defs, "static __device__ __forceinline__ %s %s(%s) {\n", ret, name, params);
+  const unsigned uses = wg_expr_uses(e);
+  for (int k = 0; with_params && k < s->nparams; k++)
+    if (uses & WG_EXPR_USES_PARAM(k))
+      wg_buf_printf(defs, "  const %s wg_p%d = wg_pp.p[%d].%s;\n",
+                    wg_vt_ctype(wg_value_type_of(s->params[k])), k, k,
+                    wg_types[s->params[k]].name);
+  wg_buf_printf(defs, "  return (%s)", ret);
+  rc = wg_expr_render(e, defs);
+  wg_buf_puts(defs, ";\n}\n");
+  wg_expr_free(e);
+  return rc || defs->failed ? wg_fail(ctx, WG_ENOMEM, "out of memory") : WG_OK;
+}
+
+/* The device functions of a spec's expressions (wg_user_map...) after the
+ * operator's own definitions, and the texts of the model that call them. */
+static int user_model(wg_context *ctx, wg_buf *defs, const char *op_defs,
+                      const wg_spec *s, const wg_type_info *v, const wg_type_info *o_t,
+                      char **texts, int identity, int combine, int final) {
+  wg_buf_puts(defs, op_defs);
+  wg_buf_puts(defs, wg_expr_helpers());
+  const char *x = wg_vt_ctype(wg_value_type_of(s->type));
+  char params[256];
+  int rc = WG_OK;
+  const bool elementwise = wg_spec_elementwise(s);
+  if (elementwise) {
+    /* The element kernel's inputs, each with its own load to the type
+     * expressions compute in. */
+    static const char *const names = "xyzw";
+    wg_buf_puts(defs, "struct wg_inputs { /* the input arrays, read at one offset */\n"
+                      "  const wg_elem *x;\n");
+    for (int k = 1; k < WG_MAX_INPUTS; k++) {
+      if (k < s->ninputs)
+        wg_buf_printf(defs, "  const %s *%c;\n", wg_types[s->inputs[k]].ctype, names[k]);
+      else
+        wg_buf_printf(defs, "  const void *%c; /* not an input */\n", names[k]);
+    }
+    wg_buf_puts(defs, "};\n");
+    int used = snprintf(params, sizeof params, "%s wg_x", x);
+    for (int k = 1; k < s->ninputs; k++) {
+      const wg_type_info *in = &wg_types[s->inputs[k]];
+      wg_buf_printf(defs, "static __device__ __forceinline__ %s wg_load_%c(%s x) "
+                    "{ return %s; }\n", in->acc, names[k], in->ctype, in->load);
+      used += snprintf(params + used, sizeof params - (size_t)used, ", %s wg_%c",
+                       wg_vt_ctype(wg_value_type_of(s->inputs[k])), names[k]);
+    }
+    snprintf(params + used, sizeof params - (size_t)used,
+             ", long long wg_i, long long wg_n, const wg_params &wg_pp");
+  } else {
+    snprintf(params, sizeof params, "%s wg_x, long long wg_i", x);
+  }
+  if (s->map)
+    rc = user_function(ctx, defs, s, WG_EXPR_MAP, v->acc, "wg_user_map", params,
+                       elementwise);
+  struct { const char *text; int slot; } calls[3] = {{NULL, 0}};
+  if (!rc && s->combine) {
+    rc = user_function(ctx, defs, s, WG_EXPR_IDENTITY, "wg_acc", "wg_user_identity", "",
+                       false);
+    if (!rc)
+      rc = user_function(ctx, defs, s, WG_EXPR_COMBINE, "wg_acc", "wg_user_combine",
+                         "wg_acc wg_a, wg_acc wg_b", false);
+    calls[0].text = "wg_user_identity()", calls[0].slot = identity;
+    calls[1].text = "wg_user_combine(a, b)", calls[1].slot = combine;
+  }
+  if (!rc && s->final) {
+    rc = user_function(ctx, defs, s, WG_EXPR_FINAL, o_t->acc, "wg_user_final",
+                       "wg_acc wg_r, long long wg_n, const wg_params &wg_pp", true);
+    calls[2].text = "wg_user_final(r, (long long)n, p)", calls[2].slot = final;
+  }
+  for (int c = 0; c < 3 && !rc; c++) {
+    if (!calls[c].text) continue;
+    free(texts[calls[c].slot]);
+    texts[calls[c].slot] = wg_strdup(calls[c].text);
+    if (!texts[calls[c].slot]) rc = wg_fail(ctx, WG_ENOMEM, "out of memory");
+  }
+  return rc;
+}
+
 int wg_codegen_prelude(wg_context *ctx, wg_buf *out, const wg_spec *s) {
   const wg_type_info *t = &wg_types[s->type];
-  const wg_type_info *v = &wg_types[wg_operator_value_type(s->op, s->type)];
-  const wg_type_info *o_t = &wg_types[wg_operator_out_type(s->op, s->type)];
+  const wg_type_info *v = &wg_types[wg_spec_value_type(s)];
+  const wg_type_info *o_t = &wg_types[wg_spec_out_type(s)];
   const wg_operator_info *o = &wg_operators[s->op];
   /* The model's texts in the order of texts[]: filled from the value type. */
   enum { ACC, SHFL, LDCG, DEFS, IDENTITY, COMBINE, MAP, FINAL, NTEXTS };
@@ -110,8 +210,38 @@ int wg_codegen_prelude(wg_context *ctx, wg_buf *out, const wg_spec *s) {
                ? wg_fail(ctx, WG_ENOMEM, "out of memory") : WG_OK;
   for (int k = 0; k < NTEXTS && !rc; k++)
     rc = operator_text(ctx, &texts[k], what[k], sources[k], v);
+  /* A spec's expressions replace texts of the operator's model. */
+  wg_buf user_defs = {0};
+  if (!rc && wg_spec_has_expr(s)) {
+    rc = user_model(ctx, &user_defs, texts[DEFS], s, v, o_t, texts, IDENTITY, COMBINE,
+                    FINAL);
+    if (!rc) {
+      free(texts[DEFS]);
+      texts[DEFS] = user_defs.data; /* freed with the texts */
+      user_defs.data = NULL;
+    }
+  }
+  wg_buf_free(&user_defs);
+  /* The map's value from the element (and, in the element kernel, the
+   * other inputs at the same offset, n and the parameters). */
+  const bool elementwise = wg_spec_has_expr(s) && wg_spec_elementwise(s);
+  char map_value[512];
+  int used = snprintf(map_value, sizeof map_value, s->map ? "(%s)wg_user_map(wg_load(x)"
+                      : "(%s)wg_load(x)", v->acc);
+  for (int k = 1; s->map && elementwise && k < s->ninputs; k++)
+    used += snprintf(map_value + used, sizeof map_value - (size_t)used,
+                     ", wg_load_%c(wg_in.%c[wg_at])", "xyzw"[k], "xyzw"[k]);
+  if (s->map)
+    snprintf(map_value + used, sizeof map_value - (size_t)used, "%s",
+             elementwise ? ", i, wg_n, wg_pp)" : ", i)");
+  const char *map_params = elementwise ? ", const wg_inputs &wg_in, unsigned long long "
+                                         "wg_at, long long wg_n, const wg_params &wg_pp"
+                                       : "";
+  bool halves = t->size == 2;
+  for (int k = 1; elementwise && k < s->ninputs; k++)
+    halves = halves || wg_types[s->inputs[k]].size == 2;
   wg_buf conv = {0};
-  if (!rc && t->size == 2)
+  if (!rc && halves)
     rc = wg_template_render(ctx, &conv, "half_conversions.cuh", NULL, 0);
   const char *conversions = conv.data ? conv.data : "";
   char max_params[16];
@@ -130,7 +260,8 @@ int wg_codegen_prelude(wg_context *ctx, wg_buf *out, const wg_spec *s) {
       {"value", v->acc},          {"map", texts[MAP]},
       {"result", o_t->acc},       {"final", texts[FINAL]},
       {"out_store", o_t->store},  {"shfl", texts[SHFL]},
-      {"ldcg", texts[LDCG]},
+      {"ldcg", texts[LDCG]},      {"map_value", map_value},
+      {"map_params", map_params},
     };
     rc = wg_template_render(ctx, out, "prelude.cuh", vars, WG_COUNT_OF(vars));
   }

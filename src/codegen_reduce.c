@@ -11,6 +11,7 @@
 #include "reduce.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Smallest power of two >= x, for x <= 2^30. */
@@ -162,19 +163,44 @@ static int codegen_rows(wg_context *ctx, wg_buf *out, const wg_spec *s,
   return wg_template_render(ctx, out, "rows_reduce.cu", vars, WG_COUNT_OF(vars));
 }
 
+/* The element kernel (templates/expr_reduce.cu) of either primitive. */
+static int codegen_elementwise(wg_context *ctx, wg_buf *out, const wg_spec *s,
+                               const char *spec_text, const char *kernel,
+                               const char *prelude, const char *helpers) {
+  char block[16], tickets[16], partial[16];
+  snprintf(block, sizeof block, "%u", WG_REDUCE_BLOCK);
+  snprintf(tickets, sizeof tickets, "%u", WG_WORKSPACE_TICKET_BYTES);
+  snprintf(partial, sizeof partial, "%u", WG_WORKSPACE_PARTIAL_BYTES);
+  const wg_template_var vars[] = {
+    {"spec", spec_text}, {"version", WG_VERSION_STRING},
+    {"prelude", prelude}, {"helpers", helpers},
+    {"kernel", kernel},   {"block", block},
+    {"ticket_bytes", tickets}, {"partial_bytes", partial},
+    {"rows", s->primitive == WG_REDUCE_ROWS ? "1" : "0"},
+  };
+  return wg_template_render(ctx, out, "expr_reduce.cu", vars, WG_COUNT_OF(vars));
+}
+
 int wg_codegen_reduce(wg_context *ctx, wg_buf *out, const wg_spec *concrete) {
   if (concrete->primitive != WG_REDUCE_ARRAY && concrete->primitive != WG_REDUCE_ROWS)
     return wg_fail(ctx, WG_ESPEC, "'%s' is not a whole-array or row reduction",
                    wg_primitives[concrete->primitive].name);
-  char spec_text[256], kernel[128];
-  wg_spec_format(spec_text, sizeof spec_text, concrete);
+  char kernel[128];
+  /* The spec's whole text: expressions may make it long. */
+  const int len = wg_spec_format(NULL, 0, concrete);
+  char *spec_text = len > 0 ? malloc((size_t)len + 1) : NULL;
+  if (!spec_text) return wg_fail(ctx, WG_ENOMEM, "out of memory");
+  wg_spec_format(spec_text, (size_t)len + 1, concrete);
   wg_kernel_name(kernel, sizeof kernel, concrete);
   wg_buf prelude = {0}, helpers = {0};
   int rc = wg_codegen_prelude(ctx, &prelude, concrete);
   if (!rc) rc = wg_template_render(ctx, &helpers, "reduce_helpers.cuh", NULL, 0);
   if (!rc && (prelude.failed || helpers.failed))
     rc = wg_fail(ctx, WG_ENOMEM, "out of memory");
-  if (!rc)
+  if (!rc && wg_spec_elementwise(concrete))
+    rc = codegen_elementwise(ctx, out, concrete, spec_text, kernel, prelude.data,
+                             helpers.data);
+  else if (!rc)
     rc = concrete->primitive == WG_REDUCE_ARRAY
              ? codegen_array(ctx, out, concrete, spec_text, kernel, prelude.data,
                              helpers.data)
@@ -182,5 +208,6 @@ int wg_codegen_reduce(wg_context *ctx, wg_buf *out, const wg_spec *concrete) {
                             helpers.data);
   wg_buf_free(&prelude);
   wg_buf_free(&helpers);
+  free(spec_text);
   return rc;
 }

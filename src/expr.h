@@ -175,6 +175,11 @@ bool wg_value_within(wg_value want, double tolerance, wg_value got);
  * "nan". Returns buf. */
 const char *wg_value_show(char *buf, size_t size, wg_value v);
 
+/* Parses the spec's expression of `role` (which it must have) in the
+ * scope the spec gives it (spec_expr.c), as wg_expr_parse. */
+int wg_spec_expr_parse(wg_context *ctx, wg_expr **out, const wg_spec *spec,
+                       wg_expr_role role);
+
 /* Frees e (NULL is fine). */
 void wg_expr_free(wg_expr *e);
 

@@ -9,8 +9,9 @@
  *   nvrtc.c     libnvrtc found on disk (its identity keys the cache) and
  *               loaded with dlopen when first needed
  *   tables.c    types, operators, primitives, variants as data
- *   spec.c      text form, validation, listing, the choice behind `auto`
  *   expr.c      user expressions (map=, combine=...): tree, canonical text, CUDA
+ *   spec.c      text form, validation, listing, the choice behind `auto`
+ *               (spec_expr.c: the expression keys of the reductions)
  *   template.c  templates built into the library, strict ${key} filling
  *   codegen.c   concrete spec -> CUDA source (codegen_reduce.c: reductions)
  *   compile.c   source -> PTX + cubin through NVRTC
@@ -72,6 +73,8 @@ struct wg_context {
   struct wg_device_state *device;
   struct wg_kernel_table *kernels;
   int device_arch;       /* -1: not probed yet; 0: no device; else e.g. 90 */
+  /* canonical expression texts specs point at (util.c, wg_intern) */
+  struct wg_interned *interned;
 };
 
 /* --- teardown hooks of the device side (driver.c, kernel.c) -------------- */
@@ -114,6 +117,10 @@ const char *wg_escape(char *buf, size_t size, const char *text, size_t len,
  * 64 bits. No sign, no spaces, no prefix: the caller says what may surround
  * a number. */
 bool wg_scan_u64(const char **p, unsigned base, uint64_t *out);
+/* A copy of text[0..len) owned by ctx until wg_context_destroy; equal texts
+ * give the same pointer. NULL when out of memory (message on ctx). */
+const char *wg_intern(wg_context *ctx, const char *text, size_t len);
+void wg_intern_free(wg_context *ctx);
 
 /* --- tables (tables.c) --------------------------------------------------- */
 
@@ -211,6 +218,35 @@ wg_spec wg_spec_concrete(const wg_spec *spec, int device_arch);
 /* Lanes one group of a concrete warp spec spans: `width` in the lane
  * layout, width * size / 16 (at least 1) in the vec layout. */
 int wg_spec_group_lanes(const wg_spec *concrete);
+
+/* --- expression keys (spec_expr.c) -------------------------------------- */
+
+/* Does the spec carry an expression, a second input or parameters? */
+bool wg_spec_has_expr(const wg_spec *spec);
+/* WG_OK, or WG_ESPEC (message on ctx) for expression keys the spec may not
+ * have or that do not parse and type-check in their scopes. */
+int wg_spec_expr_validate(wg_context *ctx, const wg_spec *spec);
+/* The type whose values the accumulator is built from (the map's, else
+ * the operator's value type of the input) and the output's type, for a
+ * spec that wg_spec_validate accepts. */
+wg_type wg_spec_value_type(const wg_spec *spec);
+wg_type wg_spec_out_type(const wg_spec *spec);
+/* Does the spec need the element kernel (templates/expr_reduce.cu): a map
+ * that reads more than x and i (other inputs, n, parameters), or more than
+ * one input? The others run in the vector kernels. */
+bool wg_spec_elementwise(const wg_spec *spec);
+/* Appends the expression keys in canonical text form (" map=\"x * x\""...).
+ * WG_OK, WG_ENOMEM, or the parse error of an invalid spec. */
+int wg_spec_expr_format(wg_buf *out, const wg_spec *spec);
+/* Parses one of the spec's keys map, combine, identity, final (quoted),
+ * inputs or params into spec (expression text interned in ctx). -1 when
+ * key is none of them, else WG_OK or an error. */
+int wg_spec_expr_key(wg_context *ctx, wg_spec *spec, const char *key, size_t klen,
+                     const char *val, size_t vlen);
+/* *out = spec with its expressions in canonical text interned in ctx and
+ * unused input and parameter slots cleared: specs of equal kernels are
+ * equal field by field (kernel.c's table compares them so). */
+int wg_spec_canonical(wg_context *ctx, wg_spec *out, const wg_spec *spec);
 
 /* --- templates (template.c) ---------------------------------------------- */
 

@@ -46,6 +46,15 @@ static uint64_t spec_hash(const wg_spec *s) {
   h = mix(h, (uint64_t)s->lane);
   h = mix(h, (uint64_t)s->cols);
   h = mix(h, (uint64_t)s->layout);
+  /* Expressions are canonical text interned in the context (see
+   * wg_kernel_get): equal text is the same pointer, hashed by its bytes. */
+  const char *const texts[] = {s->map, s->combine, s->identity, s->final};
+  for (size_t t = 0; t < WG_COUNT_OF(texts); t++)
+    for (const char *c = texts[t]; c && *c; c++) h = mix(h, (unsigned char)*c);
+  h = mix(h, (uint64_t)s->ninputs);
+  for (int k = 0; k < WG_MAX_INPUTS; k++) h = mix(h, (uint64_t)s->inputs[k]);
+  h = mix(h, (uint64_t)s->nparams);
+  for (int k = 0; k < WG_MAX_PARAMS; k++) h = mix(h, (uint64_t)s->params[k]);
   return h ^ (h >> 29);
 }
 
@@ -53,7 +62,11 @@ static bool spec_equal(const wg_spec *a, const wg_spec *b) {
   return a->version == b->version && a->primitive == b->primitive &&
          a->type == b->type && a->op == b->op && a->width == b->width &&
          a->variant == b->variant && a->arch == b->arch &&
-         a->lane == b->lane && a->cols == b->cols && a->layout == b->layout;
+         a->lane == b->lane && a->cols == b->cols && a->layout == b->layout &&
+         a->map == b->map && a->combine == b->combine && a->identity == b->identity &&
+         a->final == b->final && a->ninputs == b->ninputs &&
+         memcmp(a->inputs, b->inputs, sizeof a->inputs) == 0 &&
+         a->nparams == b->nparams && memcmp(a->params, b->params, sizeof a->params) == 0;
 }
 
 static wg_kernel *table_find(const struct wg_kernel_table *t,
@@ -263,6 +276,14 @@ int wg_kernel_get(wg_context *ctx, wg_kernel **out, const wg_spec *spec) {
   if (!ctx || !out || !spec)
     return wg_fail(ctx, WG_EINVAL, "wg_kernel_get: NULL argument");
   *out = NULL;
+  /* The table holds specs in canonical form, their texts owned by ctx: a
+   * caller's text may be freed after the call, and two spellings of one
+   * expression are one kernel. */
+  wg_spec canonical;
+  int status = wg_spec_has_expr(spec) ? wg_spec_validate(ctx, spec) : WG_OK;
+  if (status == WG_OK) status = wg_spec_canonical(ctx, &canonical, spec);
+  if (status != WG_OK) return status;
+  spec = &canonical;
   uint64_t hash = spec_hash(spec);
   wg_kernel *k = table_find(ctx->kernels, spec, hash);
   if (k) {
@@ -271,7 +292,7 @@ int wg_kernel_get(wg_context *ctx, wg_kernel **out, const wg_spec *spec) {
     wg_errmsg_clear(ctx);
     return WG_OK;
   }
-  int status = kernel_create(ctx, &k, spec, hash);
+  status = kernel_create(ctx, &k, spec, hash);
   if (status != WG_OK)
     return status;
   *out = k;

@@ -120,17 +120,32 @@ static int launch(wg_context *ctx, const wg_kernel *k, uint64_t grid,
   return status;
 }
 
-static int reduce_array(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
+/* The kernel's first argument: the input pointer, or for the element
+ * kernel (templates/expr_reduce.cu) the struct of all four. */
+static void *element_inputs(const wg_spec *spec, const uint64_t *inputs,
+                            CUdeviceptr all[WG_MAX_INPUTS], CUdeviceptr *first) {
+  if (!wg_spec_elementwise(spec)) return first;
+  for (int k = 0; k < WG_MAX_INPUTS; k++)
+    all[k] = k == 0 || k < spec->ninputs ? (CUdeviceptr)inputs[k] : 0;
+  return all;
+}
+
+/* A reduction of a validated spec; inputs holds its ninputs pointers. */
+static int reduce_array(wg_context *ctx, const wg_spec *specp, const uint64_t *inputs,
                         uint64_t n, wg_scalar *kparams, uint64_t out, void *stream) {
-  wg_spec spec;
-  int status = reduce_spec(ctx, &spec, WG_REDUCE_ARRAY, type, op);
-  if (status != WG_OK) return status;
+  const uint64_t in = inputs[0];
+  const wg_spec spec = *specp;
+  const wg_type type = spec.type;
+  const wg_operator op = spec.op;
+  int status = WG_OK;
   if (n == 0 && (status = check_nonempty(ctx, op, "an empty array"))) return status;
   const size_t size = wg_types[type].size;
   status = wg_check_device_buffer(ctx, "input", in, n, size);
+  for (int k = 1; status == WG_OK && k < spec.ninputs; k++)
+    status = wg_check_device_buffer(ctx, "input", inputs[k], n, wg_types[spec.inputs[k]].size);
   if (status == WG_OK)
     status = wg_check_device_buffer(ctx, "output", out, 1,
-                                    wg_types[wg_operator_out_type(op, type)].size);
+                                    wg_types[wg_spec_out_type(&spec)].size);
   if (status != WG_OK) return status;
 
   wg_kernel *k = NULL;
@@ -146,8 +161,10 @@ static int reduce_array(wg_context *ctx, wg_type type, wg_operator op, uint64_t 
   if (grid > WG_REDUCE_MAX_BLOCKS) grid = WG_REDUCE_MAX_BLOCKS;
 
   CUdeviceptr in_ptr = (CUdeviceptr)in, out_ptr = (CUdeviceptr)out, workspace = 0;
+  CUdeviceptr all_inputs[WG_MAX_INPUTS];
   unsigned long long count = (unsigned long long)n;
-  void *params[] = {&in_ptr, &count, &out_ptr, kparams, &workspace};
+  void *params[] = {element_inputs(&spec, inputs, all_inputs, &in_ptr), &count, &out_ptr,
+                    kparams, &workspace};
   /* One block folds alone; more share one ticket. */
   return launch(ctx, k, grid, params, &workspace, grid > 1 ? sizeof(unsigned) : 0,
                 stream);
@@ -161,8 +178,10 @@ int wg_reduce(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
   const wg_reduction r = {WG_REDUCTION_VERSION, type, op, 1};
   wg_scalar kparams[WG_MAX_PARAMS];
   status = reduce_args(ctx, &r, &in, 1, NULL, 0, kparams);
+  wg_spec spec;
+  if (status == WG_OK) status = reduce_spec(ctx, &spec, WG_REDUCE_ARRAY, type, op);
   if (status != WG_OK) return status;
-  return reduce_array(ctx, type, op, in, n, kparams, out, stream);
+  return reduce_array(ctx, &spec, &in, n, kparams, out, stream);
 }
 
 int wg_reduce_ex(wg_context *ctx, const wg_reduction *reduction, const uint64_t *inputs,
@@ -171,17 +190,21 @@ int wg_reduce_ex(wg_context *ctx, const wg_reduction *reduction, const uint64_t 
   if (!ctx) return WG_EINVAL;
   wg_scalar kparams[WG_MAX_PARAMS];
   int status = reduce_args(ctx, reduction, inputs, ninputs, params, nparams, kparams);
+  wg_spec spec;
+  if (status == WG_OK)
+    status = reduce_spec(ctx, &spec, WG_REDUCE_ARRAY, reduction->type, reduction->op);
   if (status != WG_OK) return status;
-  return reduce_array(ctx, reduction->type, reduction->op, inputs[0], n, kparams, out,
-                      stream);
+  return reduce_array(ctx, &spec, inputs, n, kparams, out, stream);
 }
 
-static int reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
+static int reduce_rows(wg_context *ctx, const wg_spec *specp, const uint64_t *inputs,
                        uint64_t rows, uint64_t cols, uint64_t row_stride,
                        wg_scalar *kparams, uint64_t out, void *stream) {
-  wg_spec spec;
-  int status = reduce_spec(ctx, &spec, WG_REDUCE_ROWS, type, op);
-  if (status != WG_OK) return status;
+  wg_spec spec = *specp;
+  const wg_type type = spec.type;
+  const wg_operator op = spec.op;
+  const uint64_t in = inputs[0];
+  int status = WG_OK;
   if (rows > 1 && row_stride < cols)
     return wg_fail(ctx, WG_EINVAL,
                    "row_stride %llu is shorter than a row (%llu columns)",
@@ -201,11 +224,15 @@ static int reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t i
     span = (rows - 1) * row_stride + cols;
   }
   status = wg_check_device_buffer(ctx, "input", in, span, size);
+  for (int k = 1; status == WG_OK && k < spec.ninputs; k++)
+    status = wg_check_device_buffer(ctx, "input", inputs[k], span,
+                                    wg_types[spec.inputs[k]].size);
   if (status == WG_OK) status = wg_check_device_buffer(ctx, "output", out, rows,
-                                    wg_types[wg_operator_out_type(op, type)].size);
+                                    wg_types[wg_spec_out_type(&spec)].size);
   if (status != WG_OK) return status;
 
-  spec.cols = wg_rows_spec_cols(type, cols);
+  /* The element kernel serves every row length; the others are shaped. */
+  spec.cols = wg_spec_elementwise(&spec) ? 0 : wg_rows_spec_cols(type, cols);
   wg_kernel *k = NULL;
   status = wg_kernel_get(ctx, &k, &spec);
   if (status != WG_OK) return status;
@@ -217,7 +244,12 @@ static int reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t i
   unsigned split = 0;
   const bool packed = shape.pack_rows && (uint64_t)spec.cols == cols &&
                       (rows == 1 || row_stride == cols) && in % 16 == 0;
-  if (packed) {
+  if (wg_spec_elementwise(&spec)) {
+    /* The element kernel: a warp per row, as many blocks as rows need up
+     * to what is resident (the warps loop). */
+    grid = rows / warps_per_block + (rows % warps_per_block != 0);
+    if (grid > resident) grid = resident;
+  } else if (packed) {
     /* Tiny rows that touch: chunks of pack_rows rows, pack_unroll chunks a
      * thread a sweep; split = 1 tells the kernel. */
     split = 1;
@@ -255,8 +287,9 @@ static int reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t i
   }
 
   CUdeviceptr in_ptr = (CUdeviceptr)in, out_ptr = (CUdeviceptr)out, workspace = 0;
+  CUdeviceptr all_inputs[WG_MAX_INPUTS];
   unsigned long long nrows = rows, ncols = cols, stride = row_stride;
-  void *params[] = {&in_ptr, &nrows, &ncols, &stride, &out_ptr, &split, kparams,
+  void *params[] = {element_inputs(&spec, inputs, all_inputs, &in_ptr), &nrows, &ncols, &stride, &out_ptr, &split, kparams,
                     &workspace};
   /* Only split rows combine through memory: a ticket a row. */
   return launch(ctx, k, grid, params, &workspace,
@@ -272,8 +305,10 @@ int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
   const wg_reduction r = {WG_REDUCTION_VERSION, type, op, 1};
   wg_scalar kparams[WG_MAX_PARAMS];
   status = reduce_args(ctx, &r, &in, 1, NULL, 0, kparams);
+  wg_spec spec;
+  if (status == WG_OK) status = reduce_spec(ctx, &spec, WG_REDUCE_ROWS, type, op);
   if (status != WG_OK) return status;
-  return reduce_rows(ctx, type, op, in, rows, cols, row_stride, kparams, out, stream);
+  return reduce_rows(ctx, &spec, &in, rows, cols, row_stride, kparams, out, stream);
 }
 
 int wg_reduce_rows_ex(wg_context *ctx, const wg_reduction *reduction,
@@ -283,9 +318,62 @@ int wg_reduce_rows_ex(wg_context *ctx, const wg_reduction *reduction,
   if (!ctx) return WG_EINVAL;
   wg_scalar kparams[WG_MAX_PARAMS];
   int status = reduce_args(ctx, reduction, inputs, ninputs, params, nparams, kparams);
+  wg_spec spec;
+  if (status == WG_OK)
+    status = reduce_spec(ctx, &spec, WG_REDUCE_ROWS, reduction->type, reduction->op);
   if (status != WG_OK) return status;
-  return reduce_rows(ctx, reduction->type, reduction->op, inputs[0], rows, cols,
-                     row_stride, kparams, out, stream);
+  return reduce_rows(ctx, &spec, inputs, rows, cols, row_stride, kparams, out, stream);
+}
+
+/* The arguments of a spec call: the spec (validated, of `primitive`), its
+ * inputs, and the kernel's parameter block: the spec's own parameters when
+ * it declares any, else the operator's (with their defaults). */
+static int spec_args(wg_context *ctx, const wg_spec *spec, wg_primitive primitive,
+                     const uint64_t *inputs, size_t ninputs, const wg_scalar *params,
+                     size_t nparams, wg_scalar kparams[WG_MAX_PARAMS]) {
+  int status = wg_spec_validate(ctx, spec);
+  if (status != WG_OK) return status;
+  if (spec->primitive != primitive)
+    return wg_fail(ctx, WG_EINVAL, "the spec is a '%s', not a '%s'",
+                   wg_primitives[spec->primitive].name, wg_primitives[primitive].name);
+  const size_t want = spec->ninputs < 1 ? 1 : (size_t)spec->ninputs;
+  if (!inputs || ninputs != want)
+    return wg_fail(ctx, WG_EINVAL, "the spec reads %zu input%s, %zu pointer%s given", want,
+                   want == 1 ? "" : "s", inputs ? ninputs : 0, ninputs == 1 ? "" : "s");
+  if (spec->nparams == 0) {
+    const wg_reduction r = {WG_REDUCTION_VERSION, spec->type,
+                            spec->combine ? WG_OP_NONE : spec->op, 1};
+    return reduce_args(ctx, &r, inputs, 1, params, nparams, kparams);
+  }
+  if (nparams != (size_t)spec->nparams || !params)
+    return wg_fail(ctx, WG_EINVAL, "the spec declares %d parameter%s, %zu given",
+                   spec->nparams, spec->nparams == 1 ? "" : "s", params ? nparams : 0);
+  memset(kparams, 0, sizeof(wg_scalar) * WG_MAX_PARAMS);
+  memcpy(kparams, params, nparams * sizeof *params);
+  return WG_OK;
+}
+
+int wg_reduce_spec(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
+                   size_t ninputs, uint64_t n, const wg_scalar *params, size_t nparams,
+                   uint64_t out, void *stream) {
+  if (!ctx) return WG_EINVAL;
+  wg_scalar kparams[WG_MAX_PARAMS];
+  int status = spec_args(ctx, spec, WG_REDUCE_ARRAY, inputs, ninputs, params, nparams,
+                         kparams);
+  if (status != WG_OK) return status;
+  return reduce_array(ctx, spec, inputs, n, kparams, out, stream);
+}
+
+int wg_reduce_rows_spec(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
+                        size_t ninputs, uint64_t rows, uint64_t cols, uint64_t row_stride,
+                        const wg_scalar *params, size_t nparams, uint64_t out,
+                        void *stream) {
+  if (!ctx) return WG_EINVAL;
+  wg_scalar kparams[WG_MAX_PARAMS];
+  int status = spec_args(ctx, spec, WG_REDUCE_ROWS, inputs, ninputs, params, nparams,
+                         kparams);
+  if (status != WG_OK) return status;
+  return reduce_rows(ctx, spec, inputs, rows, cols, row_stride, kparams, out, stream);
 }
 
 void wg_reduction_init(wg_reduction *reduction) {
@@ -298,4 +386,13 @@ int wg_reduce_output_type(wg_type type, wg_operator op) {
     return WG_EINVAL;
   if (!wg_operator_accepts(op, type)) return WG_ESPEC;
   return (int)wg_operator_out_type(op, type);
+}
+
+int wg_reduce_spec_output_type(const wg_spec *spec) {
+  if (!spec) return WG_EINVAL;
+  int status = wg_spec_validate(NULL, spec);
+  if (status != WG_OK) return status;
+  if (spec->primitive != WG_REDUCE_ARRAY && spec->primitive != WG_REDUCE_ROWS)
+    return WG_EINVAL;
+  return (int)wg_spec_out_type(spec);
 }

@@ -19,6 +19,10 @@ void wg_spec_init(wg_spec *spec) {
   if (spec) *spec = (wg_spec)WG_SPEC_INIT;
 }
 
+/* Text quoted for a message: never raw bytes (see wg_escape). */
+#define QUOTED_N(text, len) wg_escape((char[160]){0}, 160, (text), (len), false)
+#define QUOTED(text) QUOTED_N((text), strlen(text))
+
 /* --- names ---------------------------------------------------------------- */
 
 /* The index of `name` among `count` names, or -1. */
@@ -79,7 +83,7 @@ static int validate(wg_context *ctx, const wg_spec *s, int arch) {
   const wg_type_info *t = &wg_types[s->type];
   const char *pn = p->name, *tn = t->name, *on = wg_operators[s->op].name;
 
-  if (p->takes_operator && s->op == WG_OP_NONE) {
+  if (p->takes_operator && s->op == WG_OP_NONE && !s->combine) {
     unsigned ops = 0;
     for (int o = 0; o < WG_OPERATOR_COUNT; o++)
       if (!p->is_warp || wg_operators[o].warp) ops |= 1u << o;
@@ -89,7 +93,8 @@ static int validate(wg_context *ctx, const wg_spec *s, int arch) {
   }
   if (!p->takes_operator && s->op != WG_OP_NONE)
     return wg_fail(ctx, WG_ESPEC, "operator: '%s' takes no operator (got '%s')", pn, on);
-  if (p->takes_operator && !wg_operator_accepts(s->op, s->type)) {
+  /* A map or combine decides the types the operator sees (spec_expr.c). */
+  if (p->takes_operator && !s->map && !s->combine && !wg_operator_accepts(s->op, s->type)) {
     names_text(allowed, sizeof allowed, type_at, WG_TYPE_COUNT, wg_operators[s->op].types);
     const char *note = wg_operators[s->op].types_note;
     return wg_fail(ctx, WG_ESPEC, "operator: '%s' %s (%s), not %s", on,
@@ -153,7 +158,7 @@ static int validate(wg_context *ctx, const wg_spec *s, int arch) {
   if (s->arch < 0 || s->arch > 10000)
     return wg_fail(ctx, WG_ESPEC, "arch: %d is not an architecture like 90 "
                    "(sm_90)", s->arch);
-  return WG_OK;
+  return wg_spec_expr_validate(ctx, s);
 }
 
 int wg_spec_validate(wg_context *ctx, const wg_spec *spec) {
@@ -228,23 +233,25 @@ int wg_spec_format(char *buf, size_t size, const wg_spec *s) {
   int rc = validate(NULL, s, s ? s->arch : 0);
   if (rc) return rc;
   const wg_primitive_info *p = &wg_primitives[s->primitive];
-  char text[256];
-  int n = snprintf(text, sizeof text, "%s %s", p->name, wg_types[s->type].name);
-  if (s->op != WG_OP_NONE)
-    n += snprintf(text + n, sizeof text - (size_t)n, " %s", wg_operators[s->op].name);
+  wg_buf text = {0};
+  wg_buf_printf(&text, "%s %s", p->name, wg_types[s->type].name);
+  if (s->op != WG_OP_NONE) wg_buf_printf(&text, " %s", wg_operators[s->op].name);
+  rc = wg_spec_expr_format(&text, s);
   if (p->is_warp)
-    n += snprintf(text + n, sizeof text - (size_t)n, " width=%d variant=%s", s->width,
-                  wg_variant_names[s->variant]);
+    wg_buf_printf(&text, " width=%d variant=%s", s->width, wg_variant_names[s->variant]);
   if (s->layout != WG_LAYOUT_VEC)
-    n += snprintf(text + n, sizeof text - (size_t)n, " layout=%s",
-                  wg_layout_names[s->layout]);
-  if (s->primitive == WG_BROADCAST)
-    n += snprintf(text + n, sizeof text - (size_t)n, " lane=%d", s->lane);
-  if (s->primitive == WG_REDUCE_ROWS)
-    n += snprintf(text + n, sizeof text - (size_t)n, " cols=%" PRId64, s->cols);
-  if (s->arch)
-    n += snprintf(text + n, sizeof text - (size_t)n, " arch=sm_%d", s->arch);
-  if (size) snprintf(buf, size, "%s", text);
+    wg_buf_printf(&text, " layout=%s", wg_layout_names[s->layout]);
+  if (s->primitive == WG_BROADCAST) wg_buf_printf(&text, " lane=%d", s->lane);
+  if (s->primitive == WG_REDUCE_ROWS) wg_buf_printf(&text, " cols=%" PRId64, s->cols);
+  if (s->arch) wg_buf_printf(&text, " arch=sm_%d", s->arch);
+  if (!rc && text.failed) rc = WG_ENOMEM;
+  if (rc) {
+    wg_buf_free(&text);
+    return rc;
+  }
+  if (size) snprintf(buf, size, "%s", text.data);
+  const int n = (int)text.len;
+  wg_buf_free(&text);
   return n;
 }
 
@@ -256,7 +263,7 @@ static int parse_name(wg_context *ctx, int *out, const char *field, const char *
   if (*out >= 0) return WG_OK;
   char allowed[256];
   names_text(allowed, sizeof allowed, get, count, ~0u);
-  return wg_fail(ctx, WG_ESPEC, "%s: unknown '%.*s'; %s are %s", field, (int)len, word,
+  return wg_fail(ctx, WG_ESPEC, "%s: unknown '%s'; %s are %s", field, QUOTED_N(word, len),
                  plural, allowed);
 }
 
@@ -277,22 +284,33 @@ static bool parse_int(const char *v, size_t len, int64_t lo, int64_t hi, int64_t
 static int parse_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
                      const char *val, size_t vlen, unsigned *seen) {
   static const char *const keys[] = {"width", "variant", "arch", "lane", "cols",
-                                     "layout"};
+                                     "layout", "map", "combine", "identity", "final",
+                                     "inputs", "params"};
   int k = -1;
   for (int i = 0; i < (int)WG_COUNT_OF(keys); i++)
     if (strlen(keys[i]) == klen && memcmp(keys[i], key, klen) == 0) k = i;
   if (k < 0)
-    return wg_fail(ctx, WG_ESPEC, "unknown key '%.*s'; keys are width, variant, "
-                   "layout, arch, lane, cols", (int)klen, key);
+    return wg_fail(ctx, WG_ESPEC, "unknown key '%s'; keys are width, variant, "
+                   "layout, arch, lane, cols, map, combine, identity, final, inputs, "
+                   "params", QUOTED_N(key, klen));
   if (*seen & (1u << k))
     return wg_fail(ctx, WG_ESPEC, "key '%s' given twice", keys[k]);
   *seen |= 1u << k;
+  if (k < 6 && memchr(val, '"', vlen))
+    return wg_fail(ctx, WG_ESPEC, "%s: only map, combine, identity and final take "
+                   "quoted values", keys[k]);
+  if (k >= 6) { /* the expression keys (spec_expr.c) */
+    if (!ctx)
+      return wg_fail(ctx, WG_EINVAL, "%s: a spec with expressions needs a context "
+                     "(it owns their text)", keys[k]);
+    return wg_spec_expr_key(ctx, s, key, klen, val, vlen);
+  }
   int64_t x;
   switch (k) {
   case 0:
     if (!parse_int(val, vlen, 0, 1 << 20, &x))
-      return wg_fail(ctx, WG_ESPEC, "width: '%.*s' is not a number; a logical warp "
-                     "has 2, 4, 8, 16 or 32 lanes", (int)vlen, val);
+      return wg_fail(ctx, WG_ESPEC, "width: '%s' is not a number; a logical warp "
+                     "has 2, 4, 8, 16 or 32 lanes", QUOTED_N(val, vlen));
     s->width = (int)x;
     return WG_OK;
   case 1: {
@@ -304,19 +322,19 @@ static int parse_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
   case 2:
     if (vlen > 3 && memcmp(val, "sm_", 3) == 0) val += 3, vlen -= 3;
     if (!parse_int(val, vlen, 1, 10000, &x))
-      return wg_fail(ctx, WG_ESPEC, "arch: '%.*s' is not an architecture like sm_90",
-                     (int)vlen, val);
+      return wg_fail(ctx, WG_ESPEC, "arch: '%s' is not an architecture like sm_90",
+                     QUOTED_N(val, vlen));
     s->arch = (int)x;
     return WG_OK;
   case 3:
     if (!parse_int(val, vlen, -(1 << 20), 1 << 20, &x))
-      return wg_fail(ctx, WG_ESPEC, "lane: '%.*s' is not a number", (int)vlen, val);
+      return wg_fail(ctx, WG_ESPEC, "lane: '%s' is not a number", QUOTED_N(val, vlen));
     s->lane = (int)x;
     return WG_OK;
   case 4:
     if (!parse_int(val, vlen, 0, INT64_MAX, &x))
-      return wg_fail(ctx, WG_ESPEC, "cols: '%.*s' is not a non-negative number",
-                     (int)vlen, val);
+      return wg_fail(ctx, WG_ESPEC, "cols: '%s' is not a non-negative number",
+                     QUOTED_N(val, vlen));
     s->cols = x;
     return WG_OK;
   default: { /* layout */
@@ -328,8 +346,6 @@ static int parse_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
   }
 }
 
-/* The text quoted for a message: never raw bytes (see wg_escape). */
-#define QUOTED(text) wg_escape((char[160]){0}, 160, (text), strlen(text), false)
 
 int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text) {
   if (!out || !text) return wg_fail(ctx, WG_EINVAL, "wg_spec_parse: NULL argument");
@@ -350,15 +366,29 @@ int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text) {
     while (*p == ' ' || *p == '\t' || *p == '\n') p++;
     if (!*p) break;
     const char *start = p;
-    while (*p && *p != ' ' && *p != '\t' && *p != '\n') p++;
+    /* A word ends at a space outside double quotes; inside, a backslash
+     * escapes the next byte (spec_expr.c undoes the escapes). */
+    bool quoted = false;
+    const char *first_eq = NULL;
+    for (; *p && (quoted || (*p != ' ' && *p != '\t' && *p != '\n')); p++) {
+      /* A quote opens only as a key's value (key="..."), so the words
+       * and keys that messages quote never hold a space or a tab. */
+      if (!first_eq && *p == '=') first_eq = p;
+      if (*p == '"' && (quoted || (first_eq && p == first_eq + 1)))
+        quoted = !quoted;
+      else if (quoted && *p == '\\' && p[1])
+        p++;
+    }
+    if (quoted)
+      return wg_fail(ctx, WG_ESPEC, "spec '%s': the quote at offset %zu is not closed",
+                     QUOTED(text), (size_t)(strchr(start, '"') - text));
     size_t len = (size_t)(p - start);
     const char *eq = memchr(start, '=', len);
     int rc = WG_OK;
     if (eq) {
       if (word < 2)
         return wg_fail(ctx, WG_ESPEC, "spec '%s': expected 'PRIMITIVE TYPE [OPERATOR] "
-                       "key=value...' but '%.*s' comes too early", QUOTED(text), (int)len,
-                       start);
+                       "key=value...' but '%s' comes too early", QUOTED(text), QUOTED_N(start, len));
       rc = parse_key(ctx, &s, start, (size_t)(eq - start), eq + 1,
                      len - (size_t)(eq - start) - 1, &seen);
       if (rc) return rc;
@@ -378,8 +408,8 @@ int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text) {
         return rc;
       s.op = (wg_operator)index;
     } else {
-      return wg_fail(ctx, WG_ESPEC, "spec '%s': unexpected word '%.*s' (options are "
-                     "written key=value)", QUOTED(text), (int)len, start);
+      return wg_fail(ctx, WG_ESPEC, "spec '%s': unexpected word '%s' (options are "
+                     "written key=value)", QUOTED(text), QUOTED_N(start, len));
     }
     word += eq ? 0 : 1;
     if (eq && word < 3) word = 3; /* an operator may not follow a key */
@@ -387,7 +417,12 @@ int wg_spec_parse(wg_context *ctx, wg_spec *out, const char *text) {
   if (word < 2)
     return wg_fail(ctx, WG_ESPEC, "spec '%s': expected at least 'PRIMITIVE TYPE', "
                    "e.g. 'reduce f32 sum'", QUOTED(text));
+  if (s.ninputs > 1 && s.inputs[0] != s.type)
+    return wg_fail(ctx, WG_ESPEC, "inputs: the first input is the spec's type, %s, "
+                   "not %s", wg_types[s.type].name, wg_types[s.inputs[0]].name);
   int rc = validate(ctx, &s, s.arch);
+  /* The expressions as their canonical text, which the context owns. */
+  if (!rc && wg_spec_has_expr(&s)) rc = wg_spec_canonical(ctx, &s, &s);
   if (rc) return rc;
   *out = s;
   return WG_OK;

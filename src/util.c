@@ -124,3 +124,36 @@ bool wg_scan_u64(const char **p, unsigned base, uint64_t *out) {
   *p = s;
   return true;
 }
+
+/* Interned texts: a list, searched linearly. A context sees a handful of
+ * distinct expressions, and each is interned once per spec parse or
+ * kernel lookup, so a list beats a table in code for the same speed. */
+struct wg_interned {
+  struct wg_interned *next;
+  size_t len;
+  char text[];
+};
+
+const char *wg_intern(wg_context *ctx, const char *text, size_t len) {
+  for (struct wg_interned *e = ctx->interned; e; e = e->next)
+    if (e->len == len && memcmp(e->text, text, len) == 0) return e->text;
+  struct wg_interned *e = malloc(sizeof *e + len + 1);
+  if (!e) {
+    wg_fail(ctx, WG_ENOMEM, "out of memory");
+    return NULL;
+  }
+  e->len = len;
+  memcpy(e->text, text, len);
+  e->text[len] = '\0';
+  e->next = ctx->interned;
+  ctx->interned = e;
+  return e->text;
+}
+
+void wg_intern_free(wg_context *ctx) {
+  while (ctx->interned) {
+    struct wg_interned *next = ctx->interned->next;
+    free(ctx->interned);
+    ctx->interned = next;
+  }
+}

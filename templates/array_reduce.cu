@@ -61,38 +61,5 @@ ${kernel}(const wg_elem *__restrict__ in, unsigned long long n,
   for (; v < vectors; v += lanes)
     acc = wg_combine(acc, wg_fold16(__ldg(body + v), (long long)(head + v * WG_VEC)));
 
-  acc = wg_block_fold(acc);
-  if (gridDim.x == 1) {
-    if (threadIdx.x == 0) *out = wg_finalize(acc, n, params);
-    return;
-  }
-  unsigned int *const wg_ticket = (unsigned int *)workspace;
-  wg_acc *const wg_partials = (wg_acc *)(workspace + WG_TICKET_BYTES);
-  __shared__ bool last_block;
-  if (threadIdx.x == 0) {
-    wg_partials[blockIdx.x] = acc;
-    __threadfence(); /* the partial is visible before the ticket is taken */
-    last_block = atomicAdd(wg_ticket, 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last_block) return;
-  __threadfence(); /* every other block's partial is visible from here on */
-  /* Eight partials a thread are loaded before any is folded: one L2 round
-   * trip for up to 8 * WG_BLOCK partials, not one a partial. */
-  acc = wg_identity();
-  for (unsigned b0 = 0; b0 < gridDim.x; b0 += 8 * WG_BLOCK) {
-    wg_acc p[8];
-#pragma unroll
-    for (int j = 0; j < 8; j++) {
-      const unsigned b = b0 + j * WG_BLOCK + threadIdx.x;
-      p[j] = b < gridDim.x ? wg_ldcg(wg_partials + b) : wg_identity();
-    }
-#pragma unroll
-    for (int j = 0; j < 8; j++) acc = wg_combine(acc, p[j]);
-  }
-  acc = wg_block_fold(acc);
-  if (threadIdx.x == 0) {
-    *out = wg_finalize(acc, n, params);
-    *wg_ticket = 0; /* ready for the workspace's next launch */
-  }
+  wg_grid_finish(acc, n, out, params, workspace);
 }

@@ -20,8 +20,8 @@ struct wg_params { wg_param p[${max_params}]; };
 ${defs}
 static __device__ __forceinline__ wg_acc wg_identity() { return ${identity}; }
 static __device__ __forceinline__ wg_acc wg_combine(wg_acc a, wg_acc b) { return ${combine}; }
-static __device__ __forceinline__ wg_acc wg_map(wg_elem x, long long i) {
-  const ${value} v = (${value})wg_load(x);
+static __device__ __forceinline__ wg_acc wg_map(wg_elem x, long long i${map_params}) {
+  const ${value} v = ${map_value};
   (void)i;
   return ${map};
 }

@@ -10,6 +10,7 @@ union wg_vec16 {
 /* The elements of one vector, the first of which has index `first`, mapped
  * and folded as a pairwise tree: short dependency chains, and a fixed
  * order. */
+#ifndef WG_ELEMENTWISE /* the element kernels' wg_map takes more */
 static __device__ __forceinline__ wg_acc wg_fold16(uint4 raw, long long first) {
   wg_vec16 v;
   v.raw = raw;
@@ -22,6 +23,7 @@ static __device__ __forceinline__ wg_acc wg_fold16(uint4 raw, long long first) {
     for (int j = 0; j + w < WG_VEC; j += 2 * w) t[j] = wg_combine(t[j], t[j + w]);
   return t[0];
 }
+#endif
 
 /* Folds over logical warps of `width` lanes; lane 0 of each gets the value.
  * Every lane of the hardware warp takes part. */
@@ -47,6 +49,49 @@ static __device__ __forceinline__ wg_acc wg_block_fold(wg_acc v) {
   }
   __syncthreads();
   return v;
+}
+
+/* The whole grid's values into *out (the array kernels): each block folds
+ * its own; one block alone finalizes; else every block's thread 0 stores
+ * its partial in the workspace (tickets first, then partials) and the last
+ * block to take the ticket (a fence, then an atomic) folds the partials in
+ * block order and resets the ticket, so the next launch needs no memset. */
+static __device__ __forceinline__ void wg_grid_finish(wg_acc acc, unsigned long long n,
+    wg_out *__restrict__ out, const wg_params &params, unsigned char *workspace) {
+  acc = wg_block_fold(acc);
+  if (gridDim.x == 1) {
+    if (threadIdx.x == 0) *out = wg_finalize(acc, n, params);
+    return;
+  }
+  unsigned int *const wg_ticket = (unsigned int *)workspace;
+  wg_acc *const wg_partials = (wg_acc *)(workspace + WG_TICKET_BYTES);
+  __shared__ bool last_block;
+  if (threadIdx.x == 0) {
+    wg_partials[blockIdx.x] = acc;
+    __threadfence(); /* the partial is visible before the ticket is taken */
+    last_block = atomicAdd(wg_ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last_block) return;
+  __threadfence(); /* every other block's partial is visible from here on */
+  /* Eight partials a thread are loaded before any is folded: one L2 round
+   * trip for up to 8 * WG_BLOCK partials, not one a partial. */
+  acc = wg_identity();
+  for (unsigned b0 = 0; b0 < gridDim.x; b0 += 8 * WG_BLOCK) {
+    wg_acc p[8];
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+      const unsigned b = b0 + j * WG_BLOCK + threadIdx.x;
+      p[j] = b < gridDim.x ? wg_ldcg(wg_partials + b) : wg_identity();
+    }
+#pragma unroll
+    for (int j = 0; j < 8; j++) acc = wg_combine(acc, p[j]);
+  }
+  acc = wg_block_fold(acc);
+  if (threadIdx.x == 0) {
+    *out = wg_finalize(acc, n, params);
+    *wg_ticket = 0; /* ready for the workspace's next launch */
+  }
 }
 
 /* A span of elements as a scalar head up to its first 16-byte boundary,

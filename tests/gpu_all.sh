@@ -27,6 +27,8 @@ if [ "${1:-}" = --prepare ]; then
     "$build/tests/test_expr_gpu" \
     "$build/bench/cache_bench" "$build/libwarpgen.so.0" "$bin/" || exit 1
   ln -sf libwarpgen.so.0 "$bin/libwarpgen.so"
+  # The C oracle for the Python tests (refs.py looks beside WARPGEN_LIBRARY).
+  mkdir -p "$bin/tests" && cp "$build/tests/liboracle.so" "$bin/tests/" || exit 1
   gcc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc -I"$cuda/include" \
     bench/warp_latency.c "$build/libwarpgen.a" -ldl \
     -lpthread -lm -o "$bin/warp_latency" || exit 1
@@ -79,6 +81,18 @@ step "warpgen run, as a user would"
 "$bin/warpgen" run "reduce i32 sum width=32 variant=redux" --n '2^24+3'
 "$bin/warpgen" bench "reduce f32 sum"
 "$bin/warpgen" bench "reduce i32 sum variant=redux"
+# Every (type, operator) of the whole-array and row reductions, checked
+# against the oracle; the last lines of each say how many passed.
+"$bin/warpgen" list reduce-array | timeout 120 "$bin/warpgen" run --specs - --n '2^20+7' \
+  >"$out/run_reduce_array.log" 2>&1
+echo "run reduce-array exit $?"; grep -E '^FAIL|specs,' "$out/run_reduce_array.log" | head -12
+"$bin/warpgen" list reduce-rows | timeout 120 "$bin/warpgen" run --specs - --cols 1000 --n 1000003 \
+  >"$out/run_reduce_rows.log" 2>&1
+echo "run reduce-rows exit $?"; grep -E '^FAIL|specs,' "$out/run_reduce_rows.log" | head -12
+"$bin/warpgen" run "reduce-array f64 var" --param 0 --n '2^24+3'
+"$bin/warpgen" run "reduce-rows i64 argmax" --cols 0 --rows 3
+"$bin/warpgen" bench "reduce-array f32 sum" --n '2^28'
+"$bin/warpgen" bench "reduce-rows f32 sum" --cols 1000 --n '2^26'
 
 step latency and throughput
 timeout 60 "$bin/warp_latency" >"$out/latency.md" 2>"$out/latency.err"

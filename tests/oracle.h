@@ -1,30 +1,59 @@
 /*
- * oracle.h - the CPU oracle of the whole-array and row reductions
- * (oracle.c): what wg_reduce_ex / wg_reduce_rows_ex must write for a span
- * of elements, for every operator, and the check of a GPU's output against
- * it. Used by the GPU tests and meant for the CLI's `run` and the
- * benchmarks, so that there is one answer to compare with.
+ * oracle.h - the one CPU oracle of warpgen: what every kernel must write,
+ * computed on the CPU, and the check of a GPU's output against it. The
+ * Check suites, `warpgen run` (the CLI compiles these files in), the
+ * emulated kernels (tests/emulate), the benchmarks (bench/) and, through
+ * liboracle.so and ctypes, the Python tests all use it, so there is one
+ * answer to compare with.
  *
- * Tolerances (documented once, here):
- *   - integers, indices, counts, min, max, norminf, and/or/xor: exact bits;
+ *   oracle_warp.c  the element formats (f16/bf16 rounding), random inputs
+ *                  and the warp primitives (reduce, allreduce, scan,
+ *                  exscan, broadcast, ballot, any, all, match over groups
+ *                  of `width`, the last group partial);
+ *   oracle.c       the whole-array and row reductions of every operator,
+ *                  and the tolerance rule below.
+ *
+ * Tolerances (the one rule, computed by wg_oracle_growth):
+ *   - integers (wrapping modulo 2^bits), indices, counts, min, max,
+ *     norminf, and/or/xor, broadcast and the votes: exact bits;
  *   - float results: |got - want| <= bound, where want is computed in long
- *     double and the bound follows from the count n, the unit roundoff u of
- *     the accumulator (2^-24 for f16/bf16/f32, 2^-53 for f64) and u_s of the
- *     stored output (0 when it is the accumulator's type):
- *         g(n) = (2 sqrt(n) + log2(n + 1) + 16) u
- *       sum     g S1 + u_s |want|                S1 = sum |x|
- *       mean    g S1 / n + u_s |want|
- *       prod    (2 (n + 8) u + u_s) |want|
- *       norm1   g S1 + u_s |want|
- *       norm2   g S2 / want + u_s |want|          S2 = sum x^2
- *       var     4 g S2 / d + u_s |want|            d = max(0, n - correction)
- *       std     bound(var) / sqrt(var) + u_s |want|
- *       logsumexp  g + 8 u + (2 u + u_s) |want|
- *     g(n) is the probabilistic growth of rounding errors (Higham & Mary)
- *     with the fold's depth bounded by n; the kernels fold in a fixed order
- *     that this bound does not depend on. NaN must be NaN; an infinite want
- *     (or a finite one past the stored type's range) must be an infinity of
+ *     double (the warp primitives: double) and
+ *         bound = c(n) u M + u_s |want| + tiny_s
+ *     with n the number of elements folded into that output (a group's
+ *     lanes so far for the warp primitives, the span for reductions), u
+ *     the unit roundoff of the accumulator (2^-24 for f16/bf16/f32, 2^-53
+ *     for f64), u_s that of the stored output (0 when it is the
+ *     accumulator's type), tiny_s half the stored type's smallest
+ *     subnormal, M the operator's magnitude, and
+ *         c(n) = min(2 n, 2 sqrt(n) + log2(n + 1) + 16).
+ *     2n is twice the worst case of any fold order (Higham's gamma_{n-1});
+ *     the second term, smaller from n = 23 on, is the probabilistic growth
+ *     of rounding errors (Higham & Mary) with the fold's depth bounded by
+ *     n. The kernels fold in fixed orders that the bound does not depend on.
+ *     M and the operators' forms:
+ *       sum, scan  c(n) u S1                 S1 = sum |x|
+ *       mean       c(n) u S1 / n
+ *       prod       2 (n + 8) u |want|  (warp primitives: c(n) u |want|)
+ *       norm1      c(n) u S1
+ *       norm2      c(n) u S2 / want           S2 = sum x^2
+ *       var        4 c(n) u S2 / d            d = max(0, n - correction)
+ *       std        bound(var) / sqrt(var)
+ *       logsumexp  (g(n) + 8) u + 2 u |want|  (u of f32 unless f64;
+ *                  g(n) = 2 sqrt(n) + log2(n + 1) + 16 even below n = 23:
+ *                  its 16 covers the device's exp and log, not folds)
+ *     each plus u_s |want| + tiny_s. NaN must be NaN; an infinite want (or
+ *     a finite one past the stored type's range) must be an infinity of
  *     the same sign.
+ *   Changes (issue 9): the warp primitives' factor was 2 width, whatever
+ *   the group's count, and is now c(k) for the k lanes folded (tighter for
+ *   partial groups, scans' early lanes and width 32); reductions over fewer
+ *   than 23 elements take 2n instead of the growth term (tighter); the
+ *   reductions gained tiny_s (looser by half a subnormal, which a
+ *   subnormal f16 result needs); min, max and norminf lost f16/bf16's
+ *   u_s |want| (they store an element: exact). logsumexp is unchanged.
+ *
+ * Every function is pure (inputs in, results out), thread-safe, and never
+ * prints or allocates, except wg_oracle_fresh_seed (a clock and a counter).
  */
 #ifndef WG_ORACLE_H
 #define WG_ORACLE_H
@@ -34,6 +63,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* --- the tolerance rule --------------------------------------------------- */
+
+/* c(n) u for floats of type t (u of the accumulator), as above. */
+double wg_oracle_growth(wg_type t, uint64_t n);
+/* u_s |want| + tiny_s: what storing `want` as type t adds (u_s = 0 and
+ * tiny_s = half the smallest subnormal for f32/f64). */
+double wg_oracle_store_error(wg_type t, double want);
+
+/* --- whole-array and row reductions (oracle.c) ---------------------------- */
 
 /* What a reduction of one span must produce. */
 typedef struct wg_oracle {
@@ -59,9 +102,9 @@ bool wg_oracle_check(const wg_oracle *o, const void *got, char *why, size_t why_
 
 /* Fills n elements of `type` with random values suited to op, element i a
  * function of (seed, i) only: few distinct values for argmin/argmax (ties),
- * values in [-4, 4) with an offset for the moments and logsumexp, zeros
- * mixed in for count_nonzero; the operators of the warp primitives get the
- * reference's inputs (wg_ref_fill). */
+ * values in [-1, 7) for the moments and logsumexp, zeros mixed in for
+ * count_nonzero; the operators of the warp primitives get the warp
+ * primitives' inputs (wg_oracle_warp_fill). */
 void wg_oracle_fill(wg_type type, wg_operator op, void *in, uint64_t n, uint64_t seed);
 
 /* Element i of `base` as a double (floats, integers converted). */
@@ -69,5 +112,81 @@ double wg_oracle_elem(wg_type type, const void *base, uint64_t i);
 /* Stores x as element i of `base` (rounded to nearest even; integers
  * truncated toward zero). */
 void wg_oracle_set(wg_type type, void *base, uint64_t i, double x);
+
+/* --- the warp primitives (oracle_warp.c) ---------------------------------- */
+
+/* Fills elements [begin, end) of `in` (an array of spec->type) with random
+ * values suited to the spec: zeros mixed in for the votes, repeated values
+ * for match, values near 1 for float products, mostly-set bits for `and`.
+ * Element i depends only on (seed, i), so ranges may be filled in parallel
+ * and give the same array. */
+void wg_oracle_warp_fill(const wg_spec *spec, void *in, uint64_t begin, uint64_t end,
+                         uint64_t seed);
+
+/* The random bits both fills use: a counter-based generator (splitmix64's
+ * finaliser), so element i's value needs no state and ranges may be filled
+ * in parallel. `salt` separates the streams of one seed. */
+uint64_t wg_oracle_random(uint64_t seed, uint64_t salt, uint64_t i);
+
+/* A seed that differs from run to run (time, process id, a counter). */
+uint64_t wg_oracle_fresh_seed(void);
+
+/* The byte to fill an output buffer of the spec with before a launch: a
+ * NaN for float outputs (never within any bound), an unlikely pattern for
+ * the others. */
+unsigned char wg_oracle_poison_byte(const wg_spec *spec);
+
+/* The groups of `width` elements that n elements form (the last partial;
+ * 0 for reduce-array and reduce-rows, which are not warp primitives). */
+uint64_t wg_oracle_group_count(const wg_spec *spec, uint64_t n);
+
+/* The outcome of comparing outputs with the oracle. */
+typedef struct wg_oracle_report {
+  uint64_t checked;     /* outputs compared */
+  uint64_t mismatches;  /* outputs outside their bound */
+  uint64_t first_index; /* the lowest mismatching output */
+  char first[320];      /* what was wrong with it */
+  double worst_ratio;   /* largest |got - want| / bound over float outputs */
+} wg_oracle_report;
+
+void wg_oracle_report_init(wg_oracle_report *report);
+/* Adds `part` (e.g. from another thread's range) into `into`. */
+void wg_oracle_report_merge(wg_oracle_report *into, const wg_oracle_report *part);
+
+/* Compares every output that groups [group_begin, group_end) produce for
+ * the n inputs `in` with the oracle and adds the result to *report.
+ * `out` is the whole output array (wg_output_shape gives its length). */
+void wg_oracle_warp_check(wg_oracle_report *report, const wg_spec *spec, const void *in,
+                          uint64_t n, const void *out, uint64_t group_begin,
+                          uint64_t group_end);
+
+/* --- both ---------------------------------------------------------------- */
+
+/* Checks `rows` reductions of `cols` elements each (row r from element
+ * r * cols of `in`; reduce-array is one row of n) against `out`, rows
+ * outputs of wg_reduce_output_type(type, op), and adds the result to
+ * *report (worst_ratio over float rows). An operator that must refuse a
+ * row (argmax of nothing) counts every row as a mismatch: the caller
+ * checks the refusal itself. */
+void wg_oracle_rows_check(wg_oracle_report *report, wg_type type, wg_operator op,
+                          const void *in, uint64_t rows, uint64_t cols,
+                          const wg_scalar *params, size_t nparams, const void *out);
+
+/* wg_oracle_warp_check over every group, the spec given as text (for
+ * refcli and the Python tests, which load liboracle.so with ctypes).
+ * Returns WG_OK, or WG_ESPEC for text wg_spec_parse refuses or a spec
+ * that is not a warp primitive (the report untouched). */
+int wg_oracle_warp_check_text(wg_oracle_report *report, const char *spec_text,
+                              const void *in, uint64_t n, const void *out);
+
+/* Host-side conversions of the half types, rounding to nearest even. */
+uint16_t wg_oracle_f16_from_double(double x);
+double wg_oracle_f16_to_double(uint16_t bits);
+uint16_t wg_oracle_bf16_from_double(double x);
+double wg_oracle_bf16_to_double(uint16_t bits);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* WG_ORACLE_H */

@@ -25,7 +25,7 @@ uint64_t wg_test_seed(void) {
   static bool chosen;
   if (!chosen) {
     const char *env = getenv("WARPGEN_TEST_SEED");
-    seed = env && *env ? strtoull(env, NULL, 0) : wg_ref_fresh_seed();
+    seed = env && *env ? strtoull(env, NULL, 0) : wg_oracle_fresh_seed();
     chosen = true;
   }
   return seed;
@@ -135,18 +135,18 @@ typedef struct slice {
   void *in;
   const void *out;
   uint64_t n, seed, begin, end; /* elements for fill, groups for check */
-  wg_ref_report report;
+  wg_oracle_report report;
 } slice;
 
 static void *fill_slice(void *arg) {
   slice *s = arg;
-  wg_ref_fill(s->spec, s->in, s->begin, s->end, s->seed);
+  wg_oracle_warp_fill(s->spec, s->in, s->begin, s->end, s->seed);
   return NULL;
 }
 
 static void *check_slice(void *arg) {
   slice *s = arg;
-  wg_ref_check(&s->report, s->spec, s->in, s->n, s->out, s->begin, s->end);
+  wg_oracle_warp_check(&s->report, s->spec, s->in, s->n, s->out, s->begin, s->end);
   return NULL;
 }
 
@@ -164,7 +164,7 @@ static void split(slice *slices, int *count, uint64_t total, uint64_t unit,
   bool started[MAX_THREADS] = {false};
   for (int t = 0; t < threads; t++) {
     slices[t] = slices[0];
-    wg_ref_report_init(&slices[t].report);
+    wg_oracle_report_init(&slices[t].report);
     slices[t].begin = per * (uint64_t)t < total ? per * (uint64_t)t : total;
     slices[t].end = per * (uint64_t)(t + 1) < total ? per * (uint64_t)(t + 1)
                                                     : total;
@@ -187,15 +187,15 @@ void wg_test_fill(const wg_spec *spec, void *in, uint64_t n, uint64_t seed) {
   split(slices, &count, n, 1, fill_slice);
 }
 
-void wg_test_check(wg_ref_report *report, const wg_spec *spec, const void *in,
+void wg_test_check(wg_oracle_report *report, const wg_spec *spec, const void *in,
                    uint64_t n, const void *out) {
   slice slices[MAX_THREADS] = {{spec, (void *)(uintptr_t)in, out, n, 0, 0, 0,
                                 {0}}};
   int count = 0;
-  split(slices, &count, wg_ref_group_count(spec, n), (uint64_t)spec->width,
+  split(slices, &count, wg_oracle_group_count(spec, n), (uint64_t)spec->width,
         check_slice);
   for (int t = 0; t < count; t++)
-    wg_ref_report_merge(report, &slices[t].report);
+    wg_oracle_report_merge(report, &slices[t].report);
 }
 
 /* --- compiling ahead, in parallel -------------------------------------------- */

@@ -7,7 +7,7 @@
 #ifndef WG_TEST_SUPPORT_H
 #define WG_TEST_SUPPORT_H
 
-#include "cli/reference.h"
+#include "oracle.h"
 #include "warpgen.h"
 
 #include <check.h>
@@ -45,10 +45,10 @@ void wg_test_rmtree(const char *path);
 /* Seconds on a monotonic clock. */
 double wg_test_now(void);
 
-/* wg_ref_fill and wg_ref_check over the whole array, on every core when the
+/* wg_oracle_warp_fill and wg_oracle_warp_check over the whole array, on every core when the
  * array is large. */
 void wg_test_fill(const wg_spec *spec, void *in, uint64_t n, uint64_t seed);
-void wg_test_check(wg_ref_report *report, const wg_spec *spec, const void *in,
+void wg_test_check(wg_oracle_report *report, const wg_spec *spec, const void *in,
                    uint64_t n, const void *out);
 
 /* Compiles every spec (or finds it in the disk cache) on every core, one

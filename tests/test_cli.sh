@@ -42,6 +42,12 @@ has "$tmp/out" "reduce f32 sum width=16 variant=xor arch=sm_90" "source header n
 has "$tmp/out" "__shfl_xor_sync" "source uses the xor shuffle"
 expect 0 "source from separate words" -- "$wg" source scan i32 max width=8
 has "$tmp/out" "__shfl_up_sync" "auto scan uses shfl up"
+expect 0 "source with a map" -- "$wg" source 'reduce-array f32 sum map="x*x"'
+has "$tmp/out" 'reduce-array f32 sum map="x \* x"' "source header has the canonical map"
+has "$tmp/out" "wg_user_map" "source renders the map"
+expect 0 "source with two inputs" -- "$wg" source 'reduce-rows f32 max map="abs(x-y)" inputs=f32,f32'
+has "$tmp/out" "wg_load_y" "two inputs: the element kernel"
+expect 2 "map on a warp primitive" -- "$wg" source 'reduce f32 sum map="x*x"'
 
 expect 0 "ptx" -- "$wg" ptx "allreduce u32 and width=8 variant=redux arch=sm_80"
 has "$tmp/out" "redux.sync" "ptx has redux"
@@ -163,6 +169,40 @@ for n in 0 1 2^24+3 0x10 2^0 18446744073709551615; do
   if [ $code -eq 0 ] || [ $code -eq 4 ] || { [ $code -eq 1 ] && [ "$n" = 18446744073709551615 ]; }; then ok
   else bad "run --n $n: exit $code: $(head -c 300 "$tmp/err")"; fi
 done
+
+# The whole-array and row reductions: their shape options are checked
+# before the GPU is asked for (exit 2 here and there), good forms reach it.
+for cmd in run bench; do
+  expect 2 "$cmd reduce-rows without cols" -- "$wg" $cmd "reduce-rows f32 sum"
+  has "$tmp/err" "reduce-rows needs --cols" "$cmd: missing cols explained"
+  expect 2 "$cmd --cols against cols=" -- "$wg" $cmd "reduce-rows f32 sum cols=10" --cols 11
+  has "$tmp/err" "differs from the spec's cols=" "$cmd: cols mismatch explained"
+  expect 2 "$cmd --rows with --n" -- "$wg" $cmd "reduce-rows f32 sum" --cols 4 --rows 2 --n 8
+  expect 2 "$cmd --cols 0 without --rows" -- "$wg" $cmd "reduce-rows f32 max" --cols 0
+  expect 2 "$cmd --rows x --cols past 2^64" -- "$wg" $cmd "reduce-rows f32 sum" --cols 2^40 --rows 2^40
+  expect 2 "$cmd reduce-array --rows" -- "$wg" $cmd "reduce-array f32 sum" --rows 3
+  expect 2 "$cmd reduce-array --block" -- "$wg" $cmd "reduce-array f32 sum" --block 64
+  expect 2 "$cmd warp --cols" -- "$wg" $cmd "reduce f32 sum" --cols 3
+  expect 2 "$cmd warp --param" -- "$wg" $cmd "reduce f32 sum" --param 1
+  for p in nan inf 1x "" " 1" 1e999; do
+    expect 2 "$cmd --param '$p'" -- "$wg" $cmd "reduce-array f32 var" --param "$p"
+  done
+  expect 2 "$cmd nine --param" -- "$wg" $cmd "reduce-array f32 var" --param 1 --param 1 \
+    --param 1 --param 1 --param 1 --param 1 --param 1 --param 1 --param 1
+  expect 2 "$cmd mean of i32" -- "$wg" $cmd "reduce-array i32 mean"
+  for good in "reduce-array f32 sum --n 0" "reduce-array f64 var --param 0 --n 2^20+3" \
+              "reduce-array i64 argmax --n 0" "reduce-array bf16 logsumexp --n 1" \
+              "reduce-rows f16 norm2 cols=33 --n 1000" "reduce-rows u32 count_nonzero --cols 7" \
+              "reduce-rows i32 xor --cols 0 --rows 5" "reduce-rows f32 std --rows 3 --cols 1 --param 2"; do
+    # shellcheck disable=SC2086
+    "$wg" $cmd $good >"$tmp/out" 2>"$tmp/err"
+    code=$?
+    if [ $code -eq 0 ] || [ $code -eq 4 ]; then ok
+    else bad "$cmd $good: exit $code: $(head -c 300 "$tmp/err")"; fi
+  done
+done
+if grep -q "reduce-rows f32 std cols=1" "$tmp/out" "$tmp/err"; then ok
+else bad "bench did not name the cols it ran with"; fi
 
 # --specs reads bounded lines from regular files and pipes only.
 expect 2 "run --specs /dev/zero" -- timeout 20 "$wg" run --specs /dev/zero

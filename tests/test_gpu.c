@@ -1,6 +1,6 @@
 /*
  * test_gpu.c - the `gpu` suite: every valid warp-primitive spec run on the
- * device and checked, output by output, against the CPU reference, at
+ * device and checked, output by output, against the CPU oracle (tests/oracle.h), at
  * sizes around every boundary (0, 1, width-1, width+1, 1000, 2^20+7) and
  * past 2^31 elements; `auto` specs; and the errors a caller can make.
  *
@@ -84,7 +84,7 @@ static uint64_t launch_poisoned(wg_context *ctx, const wg_kernel *k,
   ck_assert_int_eq(wg_output_shape(&count, &size, spec, n), WG_OK);
   *out_bytes = (size_t)(count * size);
   ck_assert(*out_bytes + out_shift <= b->out_cap);
-  OK(ctx, wg_memset_d8(ctx, b->dev_out + out_shift, wg_ref_poison_byte(spec),
+  OK(ctx, wg_memset_d8(ctx, b->dev_out + out_shift, wg_oracle_poison_byte(spec),
                        *out_bytes + GUARD_BYTES, NULL));
   OK(ctx, wg_warp_launch(ctx, k, b->dev_in + in_shift, b->dev_out + out_shift, n, NULL,
                          NULL));
@@ -99,11 +99,11 @@ static uint64_t launch_poisoned(wg_context *ctx, const wg_kernel *k,
 static bool verify(const wg_spec *spec, const buffers *b, uint64_t n,
                    uint64_t count, size_t out_bytes, uint64_t *checks,
                    char *failure, size_t failure_size) {
-  wg_ref_report report;
-  wg_ref_report_init(&report);
+  wg_oracle_report report;
+  wg_oracle_report_init(&report);
   wg_test_check(&report, spec, b->host_in, n, b->host_out);
   *checks += report.checked;
-  unsigned char poison = wg_ref_poison_byte(spec);
+  unsigned char poison = wg_oracle_poison_byte(spec);
   const unsigned char *guard = (const unsigned char *)b->host_out + out_bytes;
   size_t bad_guard = GUARD_BYTES;
   for (size_t i = 0; i < GUARD_BYTES; i++)
@@ -319,7 +319,7 @@ START_TEST(auto_specs) {
     uint64_t count = 0;
     size_t size = 0;
     ck_assert_int_eq(wg_output_shape(&count, &size, &spec, n), WG_OK);
-    OK(ctx, wg_memset_d8(ctx, b.dev_out, wg_ref_poison_byte(&spec),
+    OK(ctx, wg_memset_d8(ctx, b.dev_out, wg_oracle_poison_byte(&spec),
                          (size_t)(count * size) + GUARD_BYTES, NULL));
     OK(ctx, wg_warp(ctx, &spec, b.dev_in, b.dev_out, n, NULL));
     OK(ctx, wg_memcpy_dtoh(ctx, b.host_out, b.dev_out,

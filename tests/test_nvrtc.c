@@ -173,12 +173,45 @@ START_TEST(cubin_is_elf) {
 }
 END_TEST
 
+/* A handful of expression specs (map, several inputs, parameters, a new
+ * accumulator, final) compile, in both kernels and both primitives, and
+ * the PTX holds the kernel of the expression's name. */
+START_TEST(expression_specs_compile) {
+  static const char *const specs[] = {
+    "reduce-array f32 sum map=\"x * x\"",
+    "reduce-rows f32 max map=\"abs(x - y)\" inputs=f32,f32",
+    "reduce-array f64 sum map=\"(x - y) * (x - y) * p0 + f64(i % n)\" inputs=f64,f32 params=f64",
+    "reduce-rows f16 argmax map=\"x * y + z + w\" inputs=f16,bf16,i32,u64 cols=33",
+    "reduce-array i32 combine=\"a > b ? a : b\" identity=\"-7\" final=\"i64(r) * p0 + n\" params=i64",
+    "reduce-rows u64 count_nonzero map=\"x % 3u64\"",
+    "reduce-array bf16 var map=\"x * 2.0\"",
+  };
+  wg_options o = WG_OPTIONS_INIT;
+  o.disk_cache = -1;
+  wg_context *ctx;
+  ck_assert_int_eq(wg_context_create(&ctx, &o), WG_OK);
+  for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++) {
+    char text[512], name[128];
+    snprintf(text, sizeof text, "%s arch=sm_%d", specs[k], test_arch);
+    wg_spec s;
+    ck_assert_msg(wg_spec_parse(ctx, &s, text) == WG_OK, "%s: %s", text, wg_errmsg(ctx));
+    char *ptx;
+    ck_assert_msg(wg_ptx(ctx, &ptx, NULL, &s) == WG_OK, "%s: %s", text, wg_errmsg(ctx));
+    wg_kernel_name(name, sizeof name, &s);
+    ck_assert_msg(strstr(ptx, name), "%s: no kernel %s in the PTX", text, name);
+    wg_free(ptx);
+  }
+  wg_context_destroy(ctx);
+}
+END_TEST
+
 int main(int argc, char **argv) {
   if (argc > 1) test_arch = atoi(argv[1]);
   Suite *s = suite_create("nvrtc");
   TCase *tc = tcase_create("compile");
   tcase_add_test(tc, compile_error_has_log);
   tcase_add_test(tc, cubin_is_elf);
+  tcase_add_test(tc, expression_specs_compile);
   tcase_add_test(tc, every_spec_compiles);
   tcase_set_timeout(tc, 1800);
   suite_add_tcase(s, tc);

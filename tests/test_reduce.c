@@ -13,7 +13,7 @@
  * Without a driver or a device it prints why and exits 77 (Meson's skip).
  * CUDA is only initialised inside the processes Check forks. Outputs are
  * poisoned before every launch (a NaN for floats) with a poisoned guard
- * after them. Inputs are fresh random data (wg_ref_fill) each run; the base
+ * after them. Inputs are fresh random data (wg_oracle_fill) each run; the base
  * seed is printed and WARPGEN_TEST_SEED replays it.
  *
  * `test_reduce --specs` prints every spec the suite launches, one a line,
@@ -1018,6 +1018,137 @@ static void print_specs(void) {
   print_spec(WG_REDUCE_ROWS, WG_I32, WG_OP_MIN, wg_rows_spec_cols(WG_I32, 0));
 }
 
+/* --- expressions (spec_expr.c): map=, combine=/identity=, final=, params -- */
+
+/* Reduces n i32 elements (array) or rows x cols (rows > 0) from spec text;
+ * the oracle is exact wrapping u32 arithmetic of the same expression. */
+START_TEST(expressions_map_combine_final_params) {
+  wg_context *ctx = new_context();
+  static const uint64_t sizes[] = {0, 1, 3, 4, 5, 127, 128, 129, 4095, 4096, 4097, 300001};
+  const uint64_t most = 300001;
+  buffers b;
+  buffers_make(ctx, &b, most * 4, 64 * 8);
+  int32_t *x = b.host_in;
+  uint64_t seed = wg_test_seed() ^ 0x5eed;
+  for (uint64_t i = 0; i < most; i++) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    x[i] = (int32_t)(seed >> 33) - (1 << 30);
+  }
+  OK(ctx, wg_memcpy_htod(ctx, b.dev_in, x, most * 4, NULL));
+  wg_spec sq, mx, fin;
+  OK(ctx, wg_spec_parse(ctx, &sq, "reduce-array i32 sum map=\"x * x + i32(i % 3)\""));
+  OK(ctx, wg_spec_parse(ctx, &mx, "reduce-array i32 combine=\"max(a, b)\" identity=\"-7\""));
+  OK(ctx, wg_spec_parse(ctx, &fin,
+                        "reduce-array i32 sum final=\"i64(r) * p0 + n\" params=i64"));
+  for (size_t k = 0; k < WG_COUNT_OF(sizes); k++) {
+    const uint64_t n = sizes[k];
+    uint32_t want_sq = 0;
+    int32_t want_mx = -7;
+    for (uint64_t i = 0; i < n; i++) {
+      want_sq += (uint32_t)x[i] * (uint32_t)x[i] + (uint32_t)(i % 3);
+      if (x[i] > want_mx) want_mx = x[i];
+    }
+    int32_t got32;
+    OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 8 + GUARD_BYTES, NULL));
+    OK(ctx, wg_reduce_spec(ctx, &sq, &b.dev_in, 1, n, NULL, 0, b.dev_out, NULL));
+    read_outputs(ctx, &b, WG_I32, 1, "map");
+    memcpy(&got32, b.host_out, 4);
+    ck_assert_msg((uint32_t)got32 == want_sq, "map n=%" PRIu64 ": %d, want %d", n, got32,
+                  (int32_t)want_sq);
+    OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 8 + GUARD_BYTES, NULL));
+    OK(ctx, wg_reduce_spec(ctx, &mx, &b.dev_in, 1, n, NULL, 0, b.dev_out, NULL));
+    read_outputs(ctx, &b, WG_I32, 1, "combine");
+    memcpy(&got32, b.host_out, 4);
+    ck_assert_msg(got32 == want_mx, "combine n=%" PRIu64 ": %d, want %d", n, got32, want_mx);
+    /* rows: the same data as `n` rows of 1..5 columns */
+    for (uint64_t cols = 1; cols <= 5 && n && n / cols <= 64; cols++) {
+      wg_spec rs = sq;
+      rs.primitive = WG_REDUCE_ROWS;
+      const uint64_t rows = n / cols;
+      OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 64 * 4 + GUARD_BYTES, NULL));
+      OK(ctx, wg_reduce_rows_spec(ctx, &rs, &b.dev_in, 1, rows, cols, cols, NULL, 0,
+                                  b.dev_out, NULL));
+      read_outputs(ctx, &b, WG_I32, rows, "rows map");
+      for (uint64_t r = 0; r < rows; r++) {
+        uint32_t w = 0;
+        for (uint64_t j = 0; j < cols; j++)
+          w += (uint32_t)x[r * cols + j] * (uint32_t)x[r * cols + j] + (uint32_t)(j % 3);
+        memcpy(&got32, (char *)b.host_out + r * 4, 4);
+        ck_assert_msg((uint32_t)got32 == w, "rows map row %" PRIu64 " cols %" PRIu64, r,
+                      cols);
+      }
+    }
+  }
+  /* Two inputs (y is x one element on: misaligned against x), n and a
+   * parameter in the map: the element kernel, arrays and rows. */
+  wg_spec two;
+  OK(ctx, wg_spec_parse(ctx, &two, "reduce-array i32 sum map=\"x * y + p0 * i32(i % 5) + "
+                        "i32(n)\" inputs=i32,i32 params=i32"));
+  for (size_t k = 0; k < WG_COUNT_OF(sizes); k++) {
+    const uint64_t n = sizes[k] < most ? sizes[k] : most - 1;
+    const uint64_t ins[2] = {b.dev_in, b.dev_in + 4};
+    wg_scalar p0 = {0};
+    p0.i32 = (int32_t)(k * 7919 + 3);
+    uint32_t want = 0;
+    for (uint64_t i = 0; i < n; i++)
+      want += (uint32_t)x[i] * (uint32_t)x[i + 1] + (uint32_t)p0.i32 * (uint32_t)(i % 5) +
+              (uint32_t)n;
+    int32_t got32;
+    OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 8 + GUARD_BYTES, NULL));
+    OK(ctx, wg_reduce_spec(ctx, &two, ins, 2, n, &p0, 1, b.dev_out, NULL));
+    read_outputs(ctx, &b, WG_I32, 1, "two inputs");
+    memcpy(&got32, b.host_out, 4);
+    ck_assert_msg((uint32_t)got32 == want, "two inputs n=%" PRIu64 ": %d, want %d", n, got32,
+                  (int32_t)want);
+    wg_spec rs = two;
+    rs.primitive = WG_REDUCE_ROWS;
+    for (uint64_t cols = 1; cols <= 70 && n; cols += 23) {
+      const uint64_t stride = cols + 2, rows = n > cols ? (n - cols) / stride + 1 : 0;
+      if (rows == 0 || rows > 64) continue;
+      OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 64 * 4 + GUARD_BYTES, NULL));
+      OK(ctx, wg_reduce_rows_spec(ctx, &rs, ins, 2, rows, cols, stride, &p0, 1, b.dev_out,
+                                  NULL));
+      read_outputs(ctx, &b, WG_I32, rows, "rows two inputs");
+      for (uint64_t r = 0; r < rows; r++) {
+        uint32_t w = 0;
+        for (uint64_t j = 0; j < cols; j++) {
+          const uint64_t at = r * stride + j;
+          w += (uint32_t)x[at] * (uint32_t)x[at + 1] + (uint32_t)p0.i32 * (uint32_t)(j % 5) +
+               (uint32_t)cols;
+        }
+        memcpy(&got32, (char *)b.host_out + r * 4, 4);
+        ck_assert_msg((uint32_t)got32 == w, "rows two inputs row %" PRIu64 " cols %" PRIu64,
+                      r, cols);
+      }
+    }
+  }
+  /* Wrong counts are errors, not reads past an array. */
+  const uint64_t one = b.dev_in;
+  ck_assert_int_eq(wg_reduce_spec(ctx, &two, &one, 1, 5, NULL, 0, b.dev_out, NULL), WG_EINVAL);
+  /* 100 parameter values: one kernel, loaded once (the rest memory hits). */
+  wg_cache_stats before, after;
+  OK(ctx, wg_cache_stats_get(ctx, &before));
+  const uint64_t n = 4097;
+  uint32_t sum = 0;
+  for (uint64_t i = 0; i < n; i++) sum += (uint32_t)x[i];
+  for (int v = 0; v < 100; v++) {
+    wg_scalar p = {0};
+    p.i64 = v * 1000003ll - 17;
+    OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 8 + GUARD_BYTES, NULL));
+    OK(ctx, wg_reduce_spec(ctx, &fin, &b.dev_in, 1, n, &p, 1, b.dev_out, NULL));
+    read_outputs(ctx, &b, WG_I64, 1, "final");
+    int64_t got;
+    memcpy(&got, b.host_out, 8);
+    ck_assert_int_eq(got, (int64_t)(int32_t)sum * p.i64 + (int64_t)n);
+  }
+  OK(ctx, wg_cache_stats_get(ctx, &after));
+  ck_assert_uint_eq(after.compiles + after.disk_hits - before.compiles - before.disk_hits, 1);
+  ck_assert_uint_eq(after.memory_hits - before.memory_hits, 99);
+  buffers_free(ctx, &b);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
 static Suite *reduce_suite(void) {
   Suite *s = suite_create("reduce");
   TCase *tc = tcase_create("array");
@@ -1046,6 +1177,10 @@ static Suite *reduce_suite(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, streams_overlap, 0, 3);
   tcase_add_test(tc, graph_capture_and_replay);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("expressions");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, expressions_map_combine_final_params);
   suite_add_tcase(s, tc);
   tc = tcase_create("errors");
   tcase_add_test(tc, errors_and_edges);

@@ -704,11 +704,148 @@ START_TEST(template_nul_byte) {
 }
 END_TEST
 
+/* --- expression keys of reduce-array and reduce-rows --------------------- */
+
+/* Formats s into a static buffer. */
+static const char *formatted(const wg_spec *s) {
+  static char text[1024];
+  ck_assert_int_ge(wg_spec_format(text, sizeof text, s), 0);
+  return text;
+}
+
+START_TEST(expr_round_trips) {
+  static const char *const cases[][2] = {
+    {"reduce-array f32 sum map=\"x*x\"", "reduce-array f32 sum map=\"x * x\""},
+    {"reduce-array f32 sum map=\"((x))  *x\" arch=sm_90",
+     "reduce-array f32 sum map=\"x * x\" arch=sm_90"},
+    {"reduce-rows f16 max map=\"abs(x) + i\" cols=37",
+     "reduce-rows f16 max map=\"abs(x) + i\" cols=37"},
+    {"reduce-array i32 combine=\"a>b?a:b\" identity=\"-5\"",
+     "reduce-array i32 combine=\"a > b ? a : b\" identity=\"-5\""},
+    {"reduce-array f64 sum final=\"r/n + p0\" params=f64",
+     "reduce-array f64 sum final=\"r / n + p0\" params=f64"},
+    {"reduce-array f32 sum params=f32,i64 final=\"r * p0 + p1\"",
+     "reduce-array f32 sum final=\"r * p0 + p1\" params=f32,i64"},
+    {"reduce-array u32 argmax map=\"x % 7u32\"", "reduce-array u32 argmax map=\"x % 7u32\""},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    wg_spec s, again;
+    ck_assert_msg(wg_spec_parse(ctx, &s, cases[c][0]) == WG_OK, "%s: %s", cases[c][0],
+                  wg_errmsg(ctx));
+    ck_assert_str_eq(formatted(&s), cases[c][1]);
+    ck_assert_int_eq(wg_spec_parse(ctx, &again, formatted(&s)), WG_OK);
+    ck_assert_str_eq(formatted(&again), cases[c][1]);
+    /* Canonical text is interned: equal expressions, one pointer. */
+    ck_assert_ptr_eq(s.map, again.map);
+    ck_assert_ptr_eq(s.final, again.final);
+  }
+}
+END_TEST
+
+START_TEST(expr_quotes_and_escapes) {
+  wg_spec s;
+  /* A quoted value may hold spaces; \" and \\ are the only escapes. */
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce-array f32 max map=\"x > 0.0 ? x : -x\""),
+                   WG_OK);
+  ck_assert_str_eq(s.map, "x > 0.0 ? x : -x");
+  expect_rejected("reduce-array f32 sum map=\"x * x", "is not closed");
+  expect_rejected("reduce-array f32 sum map=x*x", "double quotes");
+  expect_rejected("reduce-array f32 sum map=\"x\\n\"", "backslash");
+  expect_rejected("reduce-array f32 sum map=\"x \\\"\"", "map expression");
+  expect_rejected("reduce-array f32 sum map=\"x +\"", "map expression: at");
+  expect_rejected("reduce-array f32 sum map=\"x\" map=\"x\"", "given twice");
+  /* A quote opens only as a key's value; words in messages are escaped. */
+  expect_rejected("reduce-array f32 \"sum\tx\"", "unknown '\"sum'");
+  expect_rejected("reduce-array f32 sum width=\"3\"", "only map, combine");
+}
+END_TEST
+
+START_TEST(expr_scopes_and_rules) {
+  expect_rejected("reduce-array f32 sum map=\"a\"", "map");
+  expect_rejected("reduce-array f32 sum map=\"x * p0\"", "p0");
+  expect_rejected("reduce-array f32 sum map=\"x + y\"", "y");
+  expect_rejected("reduce-array f32 combine=\"a + b * p0\" identity=\"0\" params=f32",
+                  "parameters are not supported there");
+  expect_rejected("reduce-array f32 sum map=\"x + y\" inputs=f32,f32,f32,f32,f32",
+                  "more than 4");
+  expect_rejected("reduce-array f32 sum map=\"x\" inputs=f64,f32", "first input");
+  expect_rejected("reduce-array f32 sum combine=\"a + b\" identity=\"0\"",
+                  "replaces the operator");
+  expect_rejected("reduce-array f32 combine=\"a + b\"", "come together");
+  expect_rejected("reduce-array f32 combine=\"a + x\" identity=\"0\"", "combine");
+  expect_rejected("reduce-array f32 var final=\"r\"", "composite");
+  expect_rejected("reduce-array f32 var map=\"x * p0\" params=f32", "of its own");
+  expect_rejected("reduce f32 sum map=\"x * x\"", "only reduce-array and reduce-rows");
+  expect_rejected("reduce-array i32 mean map=\"x * 2\"", "map's values");
+  expect_rejected("reduce-array f32 sum params=f16 final=\"r\"", "p0 must be");
+  expect_rejected("reduce-array f32 sum final=\"r\" params=f32,f32,f32,f32,f32,f32,f32,f32,f32",
+                  "more than 8");
+  /* The map's type is what the operator sees: mean of a float map of ints. */
+  wg_spec s;
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce-array i32 mean map=\"f32(x) * 0.5\""),
+                   WG_OK);
+  ck_assert_int_eq(wg_spec_out_type(&s), WG_F32);
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce-array i32 sum final=\"f64(r) / n\""),
+                   WG_OK);
+  ck_assert_int_eq(wg_spec_out_type(&s), WG_F64);
+}
+END_TEST
+
+START_TEST(expr_source_from_tree) {
+  /* A C caller's spec points at its own text; the source holds the tree's
+   * rendering, never the typed text, and one kernel name per expression. */
+  char typed[] = "((x))*  x";
+  wg_spec s = WG_SPEC_INIT;
+  s.primitive = WG_REDUCE_ARRAY;
+  s.map = typed;
+  char *src = NULL;
+  ck_assert_int_eq(wg_source(ctx, &src, &s), WG_OK);
+  ck_assert_ptr_nonnull(strstr(src, "return (float)(wg_x * wg_x);"));
+  ck_assert_ptr_null(strstr(src, typed));
+  ck_assert_ptr_nonnull(strstr(src, "map=\"x * x\""));
+  wg_free(src);
+  char a[128], b[128], plain[128];
+  wg_kernel_name(a, sizeof a, &s);
+  s.map = "x * x";
+  wg_kernel_name(b, sizeof b, &s);
+  ck_assert_str_eq(a, b);
+  s.map = "x * x + 1.0";
+  wg_kernel_name(b, sizeof b, &s);
+  ck_assert_str_ne(a, b);
+  s.map = NULL;
+  wg_kernel_name(plain, sizeof plain, &s);
+  ck_assert_str_eq(plain, "wg_reduce_array_f32_sum");
+  /* Parameters reach the final step from the kernel's params. */
+  s.final = "r * p0";
+  s.nparams = 1;
+  s.params[0] = WG_F64;
+  ck_assert_int_eq(wg_source(ctx, &src, &s), WG_OK);
+  ck_assert_ptr_nonnull(strstr(src, "const double wg_p0 = wg_pp.p[0].f64;"));
+  ck_assert_ptr_nonnull(strstr(src, "wg_fold16")); /* the vector kernel */
+  wg_free(src);
+  /* Several inputs, n and parameters in the map: the element kernel, each
+   * input loaded in its own type at the same offset. */
+  wg_spec e;
+  ck_assert_int_eq(wg_spec_parse(ctx, &e, "reduce-rows f32 max map=\"abs(x - y) * p0 + n\" "
+                                 "inputs=f32,f16 params=f32"), WG_OK);
+  ck_assert_int_eq(wg_source(ctx, &src, &e), WG_OK);
+  ck_assert_ptr_nonnull(strstr(src, "const unsigned short *y;"));
+  ck_assert_ptr_nonnull(strstr(src, "wg_load_y(wg_in.y[wg_at])"));
+  ck_assert_ptr_nonnull(strstr(src, "const float wg_p0 = wg_pp.p[0].f32;"));
+  ck_assert_ptr_nonnull(strstr(src, "c += 32")); /* a warp per row */
+  wg_free(src);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("unit");
   TCase *spec = tcase_create("spec");
   tcase_add_checked_fixture(spec, setup, teardown);
   tcase_add_test(spec, parse_example);
+  tcase_add_test(spec, expr_round_trips);
+  tcase_add_test(spec, expr_quotes_and_escapes);
+  tcase_add_test(spec, expr_scopes_and_rules);
+  tcase_add_test(spec, expr_source_from_tree);
   tcase_add_test(spec, parse_defaults_and_spacing);
   tcase_add_loop_test(spec, round_trip_every_listed_spec, 0, 2);
   tcase_add_test(spec, rejects_each_field);

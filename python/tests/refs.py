@@ -1,16 +1,32 @@
-"""CPU references for the GPU tests, in numpy: integer reductions with the
-library's wrap-around, the warp primitives group by group, identities and
-tolerances. Floats are computed in float64."""
+"""CPU references for the GPU tests.
 
+The answer every test must meet comes from the one CPU oracle in C
+(tests/oracle.h: integers exact, floats within its one bound derived from
+the count and the type), loaded from liboracle.so with ctypes:
+check_warp() and check_reduce() compare a GPU's raw output bytes with it
+and return its report. The library is found through WARPGEN_ORACLE_LIBRARY,
+else beside WARPGEN_LIBRARY (build/tests/liboracle.so), else in build/.
+
+The numpy functions below (integer reductions with the library's
+wrap-around, the warp primitives group by group, identities) are the
+values the tests print and compare with PyTorch; their float_tolerance is a
+second, independent bound (tree depth instead of count, tighter for warp
+groups), kept so that neither check is weaker than before."""
+
+import ctypes
 import math
+import os
 
-import numpy as np
+try:  # the C oracle's bindings work without numpy (test_oracle.py)
+    import numpy as np
+except ImportError:
+    np = None
 
-NUMPY = {"f16": np.float16, "f32": np.float32, "f64": np.float64,
-         "i32": np.int32, "u32": np.uint32, "i64": np.int64,
-         "u64": np.uint64}
-UNSIGNED = {"i32": np.uint32, "u32": np.uint32, "i64": np.uint64,
-            "u64": np.uint64}
+NUMPY = {} if np is None else {
+    "f16": np.float16, "f32": np.float32, "f64": np.float64, "i32": np.int32,
+    "u32": np.uint32, "i64": np.int64, "u64": np.uint64}
+UNSIGNED = {} if np is None else {
+    "i32": np.uint32, "u32": np.uint32, "i64": np.uint64, "u64": np.uint64}
 FLOATS = ("f16", "bf16", "f32", "f64")
 INTS = ("i32", "u32", "i64", "u64")
 FLOAT_OPS = ("sum", "prod", "min", "max")
@@ -141,3 +157,96 @@ def float_tolerance(type_, ref, absum, terms=1):
     return (STORE_RTOL[type_] * abs(ref) +
             4 * ACC_EPS[type_] * max(math.log2(max(terms, 2)), 1) * absum +
             1e-30)
+
+
+# --- the C oracle (tests/oracle.h) through liboracle.so --------------------
+
+class OracleReport(ctypes.Structure):
+    """wg_oracle_report: outputs compared, how many differ, the first."""
+    _fields_ = [("checked", ctypes.c_uint64), ("mismatches", ctypes.c_uint64),
+                ("first_index", ctypes.c_uint64), ("first", ctypes.c_char * 320),
+                ("worst_ratio", ctypes.c_double)]
+
+    def __repr__(self):
+        return (f"checked={self.checked} mismatches={self.mismatches} "
+                f"worst={self.worst_ratio:.3f} first={self.first.decode()!r}")
+
+
+def _oracle_candidates():
+    env = os.environ.get("WARPGEN_ORACLE_LIBRARY")
+    if env:
+        return [env]
+    found = []
+    lib = os.environ.get("WARPGEN_LIBRARY")
+    if lib:
+        found.append(os.path.join(os.path.dirname(os.path.abspath(lib)),
+                                  "tests", "liboracle.so"))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    found.append(os.path.join(root, "build", "tests", "liboracle.so"))
+    return found
+
+
+_ORACLE = None
+
+
+def oracle():
+    """liboracle.so, loaded once (OSError naming the places tried)."""
+    global _ORACLE
+    if _ORACLE is None:
+        tried = _oracle_candidates()
+        path = next((p for p in tried if os.path.exists(p)), None)
+        if path is None:
+            raise OSError("no liboracle.so (build it with meson; set "
+                          "WARPGEN_ORACLE_LIBRARY) at " + ", ".join(tried))
+        lib = ctypes.CDLL(path)
+        u64, vp = ctypes.c_uint64, ctypes.c_void_p
+        lib.wg_oracle_report_init.argtypes = [ctypes.POINTER(OracleReport)]
+        lib.wg_oracle_warp_check_text.argtypes = [
+            ctypes.POINTER(OracleReport), ctypes.c_char_p, vp, u64, vp]
+        lib.wg_oracle_warp_check_text.restype = ctypes.c_int
+        lib.wg_oracle_rows_check.argtypes = [
+            ctypes.POINTER(OracleReport), ctypes.c_int, ctypes.c_int, vp, u64,
+            u64, ctypes.POINTER(ctypes.c_double), ctypes.c_size_t, vp]
+        lib.wg_oracle_rows_check.restype = None
+        _ORACLE = lib
+    return _ORACLE
+
+
+def _buffer(a):
+    """A copy of the raw bytes of `a` (a numpy array or any buffer)."""
+    if np is not None and isinstance(a, np.ndarray):
+        a = np.ascontiguousarray(a)
+    data = bytes(memoryview(a).cast("B"))
+    return ctypes.create_string_buffer(data, len(data) + 1)
+
+
+def check_warp(spec, host_in, n, host_out):
+    """The oracle's report on warp-primitive spec `spec` (text) for the n
+    inputs host_in and the outputs host_out, both numpy arrays of the raw
+    elements (bf16 as 16-bit integers)."""
+    lib = oracle()
+    report = OracleReport()
+    lib.wg_oracle_report_init(ctypes.byref(report))
+    rc = lib.wg_oracle_warp_check_text(ctypes.byref(report), spec.encode(),
+                                       _buffer(host_in), n, _buffer(host_out))
+    if rc:
+        raise ValueError(f"the oracle refuses spec {spec!r} ({rc})")
+    return report
+
+
+def check_reduce(type_, op, host_in, rows, cols, host_out, params=()):
+    """The oracle's report on `rows` reductions of `cols` raw elements each
+    (host_in, row-major) against the rows raw outputs host_out; params as
+    for wg_reduce_ex (f64 values)."""
+    import warpgen
+    lib = oracle()
+    report = OracleReport()
+    lib.wg_oracle_report_init(ctypes.byref(report))
+    p = (ctypes.c_double * max(len(params), 1))(*params)
+    lib.wg_oracle_rows_check(ctypes.byref(report),
+                             warpgen._lib.TYPES.index(type_),
+                             warpgen._lib.OPERATORS.index(op),
+                             _buffer(host_in), rows, cols, p, len(params),
+                             _buffer(host_out))
+    return report

@@ -13,8 +13,8 @@ import pytest
 import warpgen
 from concurrency import in_threads
 from refs import (ACC_EPS, FLOAT_OPS, FLOATS, INT_OPS, INTS, NUMPY,
-                  STORE_RTOL, float_tolerance, identity, int_reduce,
-                  random_data, warp_reference)
+                  STORE_RTOL, check_reduce, check_warp, float_tolerance,
+                  identity, int_reduce, random_data, warp_reference)
 
 CASES = [(t, op) for t in FLOATS for op in FLOAT_OPS] + \
         [(t, op) for t in INTS for op in INT_OPS]
@@ -43,6 +43,15 @@ def to_host(t):
     """A tensor as numpy; floating types widened to float64."""
     t = t.detach()
     return (t.double() if t.is_floating_point() else t).cpu().numpy()
+
+
+def raw(torch, t):
+    """A tensor's elements as numpy, bits unchanged (halves as int16), for
+    the C oracle (refs.check_warp, refs.check_reduce)."""
+    t = t.detach().contiguous()
+    if t.is_floating_point() and t.element_size() == 2:
+        t = t.view(torch.int16)
+    return t.cpu().numpy()
 
 
 def torch_reduce(torch, x, op, dim=None):
@@ -117,6 +126,10 @@ def test_reduce_rows_against_torch(torch, type_, op):
             if cols == 0:
                 assert all(v == identity(type_, op) for v in got.tolist())
                 continue
+            report = check_reduce(type_, op, raw(torch, x), rows, cols,
+                                  raw(torch, out))
+            assert report.mismatches == 0 and report.checked == rows, \
+                (type_, op, rows, cols, report)
             if rows == 0:
                 continue
             if type_ in FLOATS:
@@ -194,6 +207,12 @@ def test_warp_primitives(torch, type_, primitive, op, width):
         else:
             np.testing.assert_array_equal(got, ref,
                                           err_msg=f"{primitive} {op} {n}")
+        spec = f"{primitive} {type_}{' ' + op if op else ''} width={width}"
+        if primitive == "broadcast":
+            spec += " lane=3"
+        report = check_warp(spec, raw(torch, x), n, raw(torch, out))
+        assert report.mismatches == 0 and report.checked == got.size, \
+            (spec, n, report)
 
 
 def test_warp_with_a_spec_and_out(torch):

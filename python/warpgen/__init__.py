@@ -20,6 +20,7 @@ from .errors import (AlignmentError, ArchError, ArrayError, CompileError,
                      InvalidArgumentError, LaunchError, NoDeviceError,
                      NotFoundError, OutOfMemoryError, RangeError, SpecError,
                      TemplateError)
+from .expressions import ReductionKernel
 from .ops import (argmax, argmin, ballot, count_nonzero, logsumexp, match,
                   mean, norm, reduce, reduce_rows, std, var, warp, warp_all,
                   warp_allreduce, warp_any, warp_broadcast, warp_exscan,
@@ -85,7 +86,7 @@ __all__ = [
     "TYPES", "TemplateError", "VARIANTS", "all", "any", "argmax", "argmin",
     "ballot", "count_nonzero", "cubin", "default_context", "device_info",
     "find_disassembler", "logsumexp", "match", "mean", "norm", "ptx",
-    "reduce", "reduce_rows", "sass", "source", "spec_list", "std", "var",
+    "ReductionKernel", "reduce", "reduce_rows", "sass", "source", "spec_list", "std", "var",
     "warp",
     "warp_all", "warp_allreduce", "warp_any", "warp_broadcast",
     "warp_exscan", "warp_reduce", "warp_scan",

@@ -29,7 +29,7 @@ WG_EIO = -12
 WG_ENOTFOUND = -13
 WG_ELAUNCH = -14
 
-WG_SPEC_VERSION = 2
+WG_SPEC_VERSION = 3
 WG_OPTIONS_VERSION = 1
 
 
@@ -45,6 +45,14 @@ class wg_spec(ctypes.Structure):
         ("lane", ctypes.c_int),
         ("cols", ctypes.c_int64),
         ("layout", ctypes.c_int),
+        ("map", ctypes.c_char_p),
+        ("combine", ctypes.c_char_p),
+        ("identity", ctypes.c_char_p),
+        ("final", ctypes.c_char_p),
+        ("ninputs", ctypes.c_int),
+        ("inputs", ctypes.c_int * 4),
+        ("nparams", ctypes.c_int),
+        ("params", ctypes.c_int * 8),
     ]
 
 
@@ -216,6 +224,12 @@ _SIGNATURES = {
     "wg_reduce_rows_ex": (_int, [_ctx, _P(wg_reduction), _P(_u64), _size,
                                  _u64, _u64, _u64, _P(wg_scalar), _size, _u64,
                                  _vp]),
+    "wg_reduce_spec": (_int, [_ctx, _P(wg_spec), _P(_u64), _size, _u64,
+                              _P(wg_scalar), _size, _u64, _vp]),
+    "wg_reduce_rows_spec": (_int, [_ctx, _P(wg_spec), _P(_u64), _size, _u64,
+                                   _u64, _u64, _P(wg_scalar), _size, _u64,
+                                   _vp]),
+    "wg_reduce_spec_output_type": (_int, [_P(wg_spec)]),
 }
 
 for _name, (_restype, _argtypes) in _SIGNATURES.items():

@@ -316,11 +316,12 @@ class Context:
                 _lib.WG_ENODEVICE)
         self._bound = True
 
-    def reduce_to_host(self, reduction, ptr, n, params, nparams, stream,
-                       size):
-        """wg_reduce_ex into this context's scratch word, then copies it
-        back (raw bytes). One lock hold for both, so threads that share the
-        context never share the word; the copy waits for the stream."""
+    def reduce_to_host(self, launch, stream, size):
+        """launch(handle, scratch) (a wg_reduce_ex or wg_reduce_spec call
+        that writes one value to the device word `scratch`, returning the
+        status) into this context's scratch word, then copies it back (raw
+        bytes). One lock hold for both, so threads that share the context
+        never share the word; the copy waits for the stream."""
         buf = ctypes.create_string_buffer(8)
         with self._lock:
             handle = self._live()
@@ -330,10 +331,7 @@ class Context:
                 status = lib.wg_mem_alloc(handle, ctypes.byref(word), 8)
                 self._scratch = word.value if status == _lib.WG_OK else 0
             if status == _lib.WG_OK:
-                inputs = (ctypes.c_uint64 * 1)(ptr or self._scratch)
-                status = lib.wg_reduce_ex(handle, ctypes.byref(reduction),
-                                          inputs, 1, n, params, nparams,
-                                          self._scratch, stream)
+                status = launch(handle, self._scratch)
             if status == _lib.WG_OK:
                 status = lib.wg_memcpy_dtoh(handle, buf, self._scratch, size,
                                             stream)

@@ -8,7 +8,7 @@ and makes one C call on the array's stream. Nothing is copied.
 import ctypes
 import struct
 
-from . import _lib
+from . import _lib, expressions
 from ._lib import lib
 from .arrays import (check_out, device_guard, empty_like_kind,
                      is_c_contiguous, is_dense, view)
@@ -73,8 +73,123 @@ def _params(correction):
     return params, 1
 
 
-def reduce(x, op="sum", *, correction=None, out=None, context=None):
+def _with_expressions(x, exprs, params):
+    return (isinstance(x, (tuple, list)) or params or
+            any(e is not None for e in exprs))
+
+
+def _row_layout(v, what):
+    """(rows, cols, row_stride) of the 2-D view v, rows contiguous."""
+    if len(v.shape) != 2:
+        raise ArrayError(f"{what}: a 2-D array is needed, not shape "
+                         f"{v.shape}")
+    rows, cols = v.shape
+    row_stride, col_stride = v.strides if v.strides is not None else (cols, 1)
+    if rows <= 1 or cols == 0:
+        # Nothing or one row is read: the strides (which libraries set
+        # freely for empty arrays) do not matter.
+        row_stride, col_stride = cols, 1
+    if cols > 1 and col_stride != 1:
+        raise ArrayError(f"{what}: rows must be contiguous (column "
+                         f"stride 1), not {col_stride}; pass x.contiguous()")
+    if rows > 1 and row_stride < cols:
+        raise ArrayError(f"{what}: the row stride {row_stride} is "
+                         f"less than the row length {cols}")
+    return rows, cols, row_stride
+
+
+def _rows_out(ctx, v, rows, out, out_type):
+    """(out, its pointer): the caller's, checked, or allocated like v."""
+    _ready(ctx, v)
+    if out is None:
+        return empty_like_kind(v, (rows,), out_type, ctx)
+    return out, check_out(out, (rows,), out_type, v.device).ptr
+
+
+def _reduce_expr(rows_wise, x, op, exprs, correction, out, context, params):
+    """reduce / reduce_rows with expressions, several inputs or parameters:
+    one spec (text built by expressions.spec_text) and one
+    wg_reduce_spec / wg_reduce_rows_spec call."""
+    what = "reduce_rows" if rows_wise else "reduce"
+    arrays = tuple(x) if isinstance(x, (tuple, list)) else (x,)
+    if not 1 <= len(arrays) <= 4:
+        raise ArrayError(f"{what}: 1 to 4 input arrays, not {len(arrays)}")
+    vs = [view(a) for a in arrays]
+    v = vs[0]
+    for other in vs[1:]:
+        if other.shape != v.shape or other.device != v.device:
+            raise ArrayError(f"{what}: the inputs differ in shape or device "
+                             f"({v.shape} on {v.device}, {other.shape} on "
+                             f"{other.device})")
+    ctx = _context_for(v, context)
+    names, values = expressions.order_params(params)
+    map_, combine, identity, final = (
+        None if e is None else expressions.rename(e, names) for e in exprs)
+    if combine is None and op is None:
+        op = "sum"
+    if op is not None:
+        _op_index(op)
+    if correction is not None and values:
+        raise ArrayError(f"{what}: correction= and expression parameters "
+                         "do not go together")
+    primitive = "reduce-rows" if rows_wise else "reduce-array"
+    text = expressions.spec_text(primitive, [w.type for w in vs], op,
+                                 map=map_, combine=combine, identity=identity,
+                                 final=final, params=values)
+    c = ctx.c_spec(text)
+    out_index = lib.wg_reduce_spec_output_type(ctypes.byref(c))
+    if out_index < 0:
+        ctx.validate_spec(c)  # raises with the library's message
+    out_type = _lib.TYPES[out_index]
+    params_c, nparams = (expressions.scalars(values) if values
+                         else _params(correction))
+    k = len(vs)
+    if rows_wise:
+        layouts = [_row_layout(w, what) for w in vs]
+        if any(lay != layouts[0] for lay in layouts[1:]):
+            raise ArrayError(f"{what}: the inputs must share one row stride")
+        rows, cols, row_stride = layouts[0]
+        out, out_ptr = _rows_out(ctx, v, rows, out, out_type)
+        if rows:
+            inputs = (ctypes.c_uint64 * k)(*[w.ptr or out_ptr for w in vs])
+            ctx.call(lib.wg_reduce_rows_spec, ctypes.byref(c), inputs, k, rows,
+                     cols, row_stride, params_c, nparams, out_ptr, v.stream)
+        return out
+    for w in vs:
+        if not is_dense(w.shape, w.strides):
+            raise ArrayError(f"{what}: an input with strides {w.strides} for "
+                             f"shape {w.shape} has gaps; pass a contiguous "
+                             "array")
+    n = v.size
+    _ready(ctx, v)
+    if out is None:
+        def launch(handle, scratch):
+            inputs = (ctypes.c_uint64 * k)(*[w.ptr or scratch for w in vs])
+            return lib.wg_reduce_spec(handle, ctypes.byref(c), inputs, k, n,
+                                      params_c, nparams, scratch, v.stream)
+        raw = ctx.reduce_to_host(launch, v.stream, _lib.TYPE_SIZES[out_type])
+        return _scalar(raw, out_type)
+    o = check_out(out, None, out_type, v.device, size=1)
+    inputs = (ctypes.c_uint64 * k)(*[w.ptr or o.ptr for w in vs])
+    ctx.call(lib.wg_reduce_spec, ctypes.byref(c), inputs, k, n, params_c,
+             nparams, o.ptr, v.stream)
+    return out
+
+
+def reduce(x, op=None, *, map=None, combine=None, identity=None, final=None,
+           correction=None, out=None, context=None, **params):
     """Reduces every element of x with op and returns a Python scalar.
+
+    Expressions (docs/expressions.md): map= replaces each element by an
+    expression of x (and y, z, w when x is a tuple of up to 4 arrays of one
+    shape), i (the index), n (the count) and parameters; combine= (over a
+    and b) with identity= defines a new reduction (leave op out); final=
+    (over r, the reduced value, and n) gives the output. Parameters come by
+    keyword: p0=..., or any other name the expressions use (a Python float
+    is f64, an int i64, a numpy/torch scalar keeps its dtype); a new value
+    compiles nothing. reduce((x, y), map="(x - y) * (x - y)") is the
+    squared distance. op defaults to "sum".
+
     Operators: "sum", "prod", "min", "max", "and", "or", "xor" (an empty x
     gives the identity) and, as PyTorch computes them, "argmin", "argmax"
     (the first index, a NaN wins; an int; empty x is an error), "mean",
@@ -83,6 +198,11 @@ def reduce(x, op="sum", *, correction=None, out=None, context=None):
     (wg_reduce_output_type: indices and counts i64, logsumexp of integers
     f32, else x's type). With out= (a one-element array of that type on
     x's device) it writes there without waiting and returns out."""
+    exprs = (map, combine, identity, final)
+    if _with_expressions(x, exprs, params):
+        return _reduce_expr(False, x, op, exprs, correction, out, context,
+                            params)
+    op = "sum" if op is None else op
     v = view(x)
     op_index = _op_index(op)
     ctx = _context_for(v, context)
@@ -95,8 +215,11 @@ def reduce(x, op="sum", *, correction=None, out=None, context=None):
     params, nparams = _params(correction)
     _ready(ctx, v)
     if out is None:
-        raw = ctx.reduce_to_host(reduction, v.ptr, n, params, nparams,
-                                 v.stream, _lib.TYPE_SIZES[out_type])
+        def launch(handle, scratch):
+            inputs = (ctypes.c_uint64 * 1)(v.ptr or scratch)
+            return lib.wg_reduce_ex(handle, ctypes.byref(reduction), inputs, 1,
+                                    n, params, nparams, scratch, v.stream)
+        raw = ctx.reduce_to_host(launch, v.stream, _lib.TYPE_SIZES[out_type])
         return _scalar(raw, out_type)
     o = check_out(out, None, out_type, v.device, size=1)
     # n == 0 reads nothing; the library still wants a valid pointer.
@@ -106,36 +229,27 @@ def reduce(x, op="sum", *, correction=None, out=None, context=None):
     return out
 
 
-def reduce_rows(x, op="sum", *, correction=None, out=None, context=None):
+def reduce_rows(x, op=None, *, map=None, combine=None, identity=None,
+                final=None, correction=None, out=None, context=None,
+                **params):
     """Reduces each row of the 2-D array x into out[r] (shape (rows,)), with
     the operators of reduce and its output types (argmin/argmax: the index
     within the row). Rows may be padded (any row stride >= cols) but each
-    row must be contiguous. Returns out, allocated like x when not given."""
+    row must be contiguous. Returns out, allocated like x when not given.
+    Expressions, several inputs (one row stride) and parameters as for
+    reduce; in them i is the column and n the row length."""
+    exprs = (map, combine, identity, final)
+    if _with_expressions(x, exprs, params):
+        return _reduce_expr(True, x, op, exprs, correction, out, context,
+                            params)
+    op = "sum" if op is None else op
     v = view(x)
     op_index = _op_index(op)
     ctx = _context_for(v, context)
-    if len(v.shape) != 2:
-        raise ArrayError(f"reduce_rows: a 2-D array is needed, not shape "
-                         f"{v.shape}")
-    rows, cols = v.shape
-    row_stride, col_stride = v.strides if v.strides is not None else (cols, 1)
-    if rows <= 1 or cols == 0:
-        # Nothing or one row is read: the strides (which libraries set
-        # freely for empty arrays) do not matter.
-        row_stride, col_stride = cols, 1
-    if cols > 1 and col_stride != 1:
-        raise ArrayError(f"reduce_rows: rows must be contiguous (column "
-                         f"stride 1), not {col_stride}; pass x.contiguous()")
-    if rows > 1 and row_stride < cols:
-        raise ArrayError(f"reduce_rows: the row stride {row_stride} is "
-                         f"less than the row length {cols}")
+    rows, cols, row_stride = _row_layout(v, "reduce_rows")
     reduction, out_type = _reduction(_TYPE_INDEX[v.type], op_index)
     params, nparams = _params(correction)
-    _ready(ctx, v)
-    if out is None:
-        out, out_ptr = empty_like_kind(v, (rows,), out_type, ctx)
-    else:
-        out_ptr = check_out(out, (rows,), out_type, v.device).ptr
+    out, out_ptr = _rows_out(ctx, v, rows, out, out_type)
     if rows:
         inputs = (ctypes.c_uint64 * 1)(v.ptr or out_ptr)
         ctx.call(lib.wg_reduce_rows_ex, ctypes.byref(reduction), inputs, 1,

@@ -1,19 +1,25 @@
 /*
  * cmd_run.c - the subcommands that need a GPU: `warpgen run` (one launch
- * checked against the CPU reference), `warpgen bench` (timing with CUDA
- * events) and the device lines of `warpgen info`.
+ * checked against the CPU oracle, tests/oracle.h), `warpgen bench` (timing
+ * with CUDA events) and the device lines of `warpgen info`.
  *
- * They use the library's public calls for everything but CUDA events, which
- * the public API does not offer; those come from the driver table
- * (driver.h), which the tool can reach because it links the static library.
+ * A run is a job: the spec, the shape of its input (n elements; rows of
+ * cols for the reductions) and one launch function, so that the warp
+ * primitives (wg_warp_launch) and the whole-array and row reductions
+ * (wg_reduce_ex, wg_reduce_rows_ex) share the buffers, the timing and the
+ * verdict. They use the library's public calls for everything but CUDA
+ * events, which the public API does not offer; those come from the driver
+ * table (driver.h), which the tool can reach because it links the static
+ * library.
  */
 #include "cli.h"
 #include "driver.h"
-#include "reference.h"
+#include "oracle.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +33,33 @@ typedef struct run_args {
   char spec_text[1024]; /* the words of SPEC, joined by spaces */
   const char *spec_file; /* --specs FILE: one spec a line ('-': stdin) */
   uint64_t n;
+  bool have_n;
   uint64_t seed;
   bool have_seed;
+  uint64_t rows, cols;   /* reduce-rows: --rows, --cols */
+  bool have_rows, have_cols;
+  wg_scalar params[WG_MAX_PARAMS]; /* reductions: --param, in order */
+  size_t nparams;
+  bool have_launch;      /* --block or --grid given */
   int reps;              /* bench: timed launches */
   wg_launch_config config;
 } run_args;
+
+/* A finite decimal number for --param; 0, or WG_EXIT_USAGE after printing
+ * why. */
+static int parse_param(const char *cmd, const char *text, double *out) {
+  char *end = NULL;
+  errno = 0;
+  double v = text && *text && *text != ' ' ? strtod(text, &end) : NAN;
+  if (end && !*end && errno == 0 && isfinite(v)) {
+    *out = v;
+    return 0;
+  }
+  char quoted[WG_CLI_QUOTE_MAX];
+  fprintf(stderr, "warpgen %s: --param: '%s' is not a finite number\n", cmd,
+          text ? wg_cli_quote(quoted, sizeof quoted, text) : "");
+  return WG_EXIT_USAGE;
+}
 
 /* Returns 0, or WG_EXIT_USAGE after printing why. */
 static int parse_args(run_args *a, int argc, char **argv, const char *usage,
@@ -52,18 +80,34 @@ static int parse_args(run_args *a, int argc, char **argv, const char *usage,
       return -1;
     } else if (!strcmp(arg, "--n")) {
       bad = wg_cli_number(argv[0], arg, value, 0, UINT64_MAX, &a->n);
+      a->have_n = true;
     } else if (!strcmp(arg, "--seed")) {
       bad = wg_cli_number(argv[0], arg, value, 0, UINT64_MAX, &a->seed);
       a->have_seed = true;
+    } else if (!strcmp(arg, "--rows")) {
+      bad = wg_cli_number(argv[0], arg, value, 0, UINT64_MAX, &a->rows);
+      a->have_rows = true;
+    } else if (!strcmp(arg, "--cols")) {
+      bad = wg_cli_number(argv[0], arg, value, 0, UINT64_MAX, &a->cols);
+      a->have_cols = true;
+    } else if (!strcmp(arg, "--param")) {
+      if (a->nparams == WG_MAX_PARAMS) {
+        fprintf(stderr, "warpgen %s: more than %d --param\n", argv[0], WG_MAX_PARAMS);
+        return WG_EXIT_USAGE;
+      }
+      bad = parse_param(argv[0], value, &a->params[a->nparams].f64);
+      a->nparams++;
     } else if (!strcmp(arg, "--reps")) {
       bad = wg_cli_number(argv[0], arg, value, 1, 100000, &v);
       a->reps = (int)v;
     } else if (!strcmp(arg, "--block")) {
       bad = wg_cli_number(argv[0], arg, value, 0, 1024, &v);
       a->config.block_size = (unsigned)v;
+      a->have_launch = true;
     } else if (!strcmp(arg, "--grid")) {
       bad = wg_cli_number(argv[0], arg, value, 0, 0x7fffffff, &v);
       a->config.grid_size = (unsigned)v;
+      a->have_launch = true;
     } else if (!strcmp(arg, "--specs")) {
       if (!value) {
         fprintf(stderr, "warpgen %s: --specs needs a file\n%s", argv[0], usage);
@@ -102,6 +146,94 @@ static int parse_args(run_args *a, int argc, char **argv, const char *usage,
   return 0;
 }
 
+/* --- jobs ------------------------------------------------------------------- */
+
+/* One spec's run: what to launch over which shape. */
+typedef struct run_job {
+  const wg_spec *spec;
+  bool reduction;        /* reduce-array or reduce-rows */
+  uint64_t n;            /* input elements */
+  uint64_t rows, cols;   /* reductions: rows of cols (reduce-array: 1 x n) */
+  wg_reduction reduce;   /* reductions: what wg_reduce_ex is asked */
+  const wg_scalar *params;
+  size_t nparams;
+  wg_kernel *kernel;     /* warp primitives */
+  wg_launch_config config;
+} run_job;
+
+/* Resolves the job's shape from the options and the spec. reduce-rows:
+ * cols from --cols or the spec's cols= (both: they must agree), rows from
+ * --rows or n / cols (the n / cols full rows of n elements). Returns 0, or
+ * WG_EXIT_USAGE after printing why. */
+static int job_make(run_job *job, const wg_spec *spec, const run_args *a,
+                    const char *cmd) {
+  memset(job, 0, sizeof *job);
+  job->spec = spec;
+  job->reduction = spec->primitive == WG_REDUCE_ARRAY ||
+                   spec->primitive == WG_REDUCE_ROWS;
+  job->n = a->n;
+  job->config = a->config;
+  const char *why = NULL;
+  if (!job->reduction) {
+    if (a->have_rows || a->have_cols)
+      why = "--rows and --cols are for reduce-rows";
+    else if (a->nparams)
+      why = "--param is for reduce-array and reduce-rows";
+    if (why) {
+      fprintf(stderr, "warpgen %s: %s\n", cmd, why);
+      return WG_EXIT_USAGE;
+    }
+    return 0;
+  }
+  if (a->have_launch)
+    why = "--block and --grid are for the warp primitives (the reductions "
+          "choose their own launch)";
+  else if (wg_reduce_output_type(spec->type, spec->op) < 0)
+    why = "this operator does not take this type"; /* the parser refuses first */
+  else if (spec->primitive == WG_REDUCE_ARRAY && (a->have_rows || a->have_cols))
+    why = "--rows and --cols are for reduce-rows (reduce-array takes --n)";
+  job->reduce = (wg_reduction)WG_REDUCTION_INIT;
+  job->reduce.type = spec->type;
+  job->reduce.op = spec->op;
+  job->params = a->params;
+  job->nparams = a->nparams;
+  job->rows = 1;
+  job->cols = a->n;
+  if (!why && spec->primitive == WG_REDUCE_ROWS) {
+    const uint64_t spec_cols = (uint64_t)spec->cols;
+    job->cols = a->have_cols ? a->cols : spec_cols;
+    if (a->have_cols && spec_cols && a->cols != spec_cols)
+      why = "--cols differs from the spec's cols=";
+    else if (!a->have_cols && !spec_cols)
+      why = "reduce-rows needs --cols C (or cols=C in the spec)";
+    else if (a->have_rows && a->have_n)
+      why = "give --rows or --n, not both";
+    else if (a->have_rows)
+      job->rows = a->rows;
+    else if (job->cols == 0)
+      why = "--cols 0 needs --rows";
+    else
+      job->rows = a->n / job->cols;
+    if (!why && job->cols && job->rows > UINT64_MAX / job->cols)
+      why = "--rows times --cols is past 2^64";
+    job->n = job->rows * job->cols;
+  }
+  if (why) {
+    fprintf(stderr, "warpgen %s: %s\n", cmd, why);
+    return WG_EXIT_USAGE;
+  }
+  return 0;
+}
+
+/* The output elements of a job and their size. */
+static int job_output_shape(const run_job *job, uint64_t *count, size_t *size) {
+  if (!job->reduction)
+    return wg_output_shape(count, size, job->spec, job->n);
+  *count = job->rows;
+  *size = wg_type_size((wg_type)wg_reduce_output_type(job->spec->type, job->spec->op));
+  return WG_OK;
+}
+
 /* --- device buffers and timing ------------------------------------------------ */
 
 /* The buffers of one spec's run, host and device. */
@@ -120,15 +252,18 @@ static void buffers_free(wg_context *ctx, run_buffers *b) {
   memset(b, 0, sizeof *b);
 }
 
-/* Allocates and fills the input (random, uploaded) and the output. */
-static int buffers_make(wg_context *ctx, run_buffers *b, const wg_spec *spec,
-                        uint64_t n, uint64_t seed) {
+/* Allocates and fills the input (random, from the oracle, uploaded) and
+ * the output. */
+static int buffers_make(wg_context *ctx, run_buffers *b, const run_job *job,
+                        uint64_t seed) {
   memset(b, 0, sizeof *b);
   size_t out_size = 0;
-  int rc = wg_output_shape(&b->out_count, &out_size, spec, n);
+  const wg_spec *spec = job->spec;
+  int rc = job_output_shape(job, &b->out_count, &out_size);
   if (rc)
     return wg_fail(ctx, rc, "no output shape for this spec");
   size_t in_size = wg_type_size(spec->type);
+  uint64_t n = job->n;
   if (n > SIZE_MAX / in_size || b->out_count > SIZE_MAX / out_size)
     return wg_fail(ctx, WG_ERANGE, "n = %" PRIu64 " is too large", n);
   b->in_bytes = (size_t)n * in_size;
@@ -139,7 +274,10 @@ static int buffers_make(wg_context *ctx, run_buffers *b, const wg_spec *spec,
   if (!b->host_in || !b->host_out)
     return wg_fail(ctx, WG_ENOMEM, "out of host memory for %zu + %zu bytes",
                    b->in_bytes, b->out_bytes);
-  wg_ref_fill(spec, b->host_in, 0, n, seed);
+  if (job->reduction)
+    wg_oracle_fill(spec->type, spec->op, b->host_in, n, seed);
+  else
+    wg_oracle_warp_fill(spec, b->host_in, 0, n, seed);
   rc = wg_mem_alloc(ctx, &b->dev_in, b->in_bytes);
   if (!rc)
     rc = wg_mem_alloc(ctx, &b->dev_out, b->out_bytes);
@@ -148,6 +286,32 @@ static int buffers_make(wg_context *ctx, run_buffers *b, const wg_spec *spec,
   return rc;
 }
 
+/* One launch of the job (asynchronous, on the default stream). */
+static int job_launch(wg_context *ctx, const run_job *job, const run_buffers *b) {
+  switch (job->spec->primitive) {
+  case WG_REDUCE_ARRAY:
+    return wg_reduce_ex(ctx, &job->reduce, &b->dev_in, 1, job->n, job->params,
+                        job->nparams, b->dev_out, NULL);
+  case WG_REDUCE_ROWS:
+    return wg_reduce_rows_ex(ctx, &job->reduce, &b->dev_in, 1, job->rows, job->cols,
+                             job->cols, job->params, job->nparams, b->dev_out, NULL);
+  default:
+    return wg_warp_launch(ctx, job->kernel, b->dev_in, b->dev_out, job->n, NULL,
+                          &job->config);
+  }
+}
+
+/* Compares the outputs with the oracle. */
+static void job_check(wg_oracle_report *report, const run_job *job,
+                      const run_buffers *b) {
+  wg_oracle_report_init(report);
+  if (job->reduction)
+    wg_oracle_rows_check(report, job->spec->type, job->spec->op, b->host_in, job->rows,
+                         job->cols, job->params, job->nparams, b->host_out);
+  else
+    wg_oracle_warp_check(report, job->spec, b->host_in, job->n, b->host_out, 0,
+                         wg_oracle_group_count(job->spec, job->n));
+}
 /* A pair of CUDA events around some launches. */
 typedef struct timer {
   CUevent start, stop;
@@ -210,12 +374,11 @@ static int timer_read(wg_context *ctx, timer *t, double *ms) {
 }
 
 /* One launch between the timer's marks. */
-static int timed_launch(wg_context *ctx, timer *t, const wg_kernel *k,
-                        const run_buffers *b, uint64_t n,
-                        const wg_launch_config *config, double *ms) {
+static int timed_launch(wg_context *ctx, timer *t, const run_job *job,
+                        const run_buffers *b, double *ms) {
   int rc = timer_mark(ctx, t->start);
   if (!rc)
-    rc = wg_warp_launch(ctx, k, b->dev_in, b->dev_out, n, NULL, config);
+    rc = job_launch(ctx, job, b);
   if (!rc)
     rc = timer_mark(ctx, t->stop);
   if (!rc)
@@ -229,65 +392,116 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The job's first launch and its wait. *load_ms gets the time to get
+ * the kernel ready: wg_kernel_get for the warp primitives; the first call
+ * for the reductions, which compile or load on it. The buffers come first,
+ * so that a machine without a GPU is told so before anything compiles. */
+static int job_warm_up(wg_context *ctx, run_job *job, const run_buffers *b,
+                       double *load_ms) {
+  double t0 = now_seconds();
+  int rc = job->reduction ? WG_OK : wg_kernel_get(ctx, &job->kernel, job->spec);
+  if (!job->reduction)
+    *load_ms = 1e3 * (now_seconds() - t0);
+  if (!rc)
+    rc = job_launch(ctx, job, b);
+  if (!rc)
+    rc = wg_stream_sync(ctx, NULL);
+  if (job->reduction)
+    *load_ms = 1e3 * (now_seconds() - t0);
+  return rc;
+}
+
+/* A reduction the library must refuse (argmin, argmax, norminf of empty
+ * rows): the oracle of the first row says so. */
+static bool job_must_fail(const run_job *job, const run_buffers *b) {
+  if (!job->reduction || job->rows == 0)
+    return false;
+  wg_oracle want;
+  wg_oracle_reduce(&want, job->spec->type, job->spec->op, b->host_in, 0, job->cols,
+                   job->params, job->nparams);
+  return want.must_fail;
+}
+
+/* The spec's text, saying what auto stood for, so a reader knows which
+ * kernel ran (reduce-rows: with the cols it ran with). */
+static void job_name(char *text, size_t size, const run_job *job) {
+  wg_spec spec = *job->spec;
+  if (spec.primitive == WG_REDUCE_ROWS && job->cols <= INT64_MAX)
+    spec.cols = (int64_t)job->cols;
+  int len = wg_spec_format(text, size, &spec);
+  if (!job->reduction && spec.variant == WG_VARIANT_AUTO && len > 0 && (size_t)len < size)
+    snprintf(text + len, size - (size_t)len, " (auto: %s)",
+             wg_variant_name(wg_spec_resolve_variant(&spec)));
+}
+
 /* --- run -------------------------------------------------------------------- */
 
 static const char run_usage[] =
     "usage: warpgen run SPEC [--n N] [--seed S] [--block B] [--grid G]\n"
+    "       warpgen run REDUCE-SPEC [--n N | --rows R] [--cols C] [--param V]...\n"
     "       warpgen run --specs FILE [--n N] [--seed S]\n"
     "  Runs the kernel for SPEC on the GPU over N random elements (default\n"
     "  1000000; '2^31+33' is accepted), checks every output against the CPU\n"
-    "  reference and prints the verdict and the kernel time. --specs runs\n"
-    "  each spec in FILE ('-': standard input), one per line. The seed is\n"
-    "  fresh each run unless given. Exit: 0 all match, 1 a mismatch or an\n"
-    "  error, 2 bad usage or spec, 4 no GPU.\n";
+    "  oracle and prints the verdict and the kernel time. reduce-array\n"
+    "  reduces the N elements to one value; reduce-rows reduces R rows of C\n"
+    "  (C from --cols or the spec's cols=, R from --rows or N / C) and\n"
+    "  --param gives the operator's parameters (var/std: the correction).\n"
+    "  --specs runs each spec in FILE ('-': standard input), one per line.\n"
+    "  The seed is fresh each run unless given. Exit: 0 all match, 1 a\n"
+    "  mismatch or an error, 2 bad usage or spec, 4 no GPU.\n";
 
 /* Runs and checks one spec; returns an exit code. */
 static int run_one(wg_context *ctx, const wg_spec *spec, const run_args *a) {
+  run_job job;
+  int code = job_make(&job, spec, a, "run");
+  if (code)
+    return code;
   char text[300];
-  int len = wg_spec_format(text, 256, spec);
-  /* Say what auto stood for, so a reader knows which kernel ran. */
-  if (spec->variant == WG_VARIANT_AUTO && len > 0 && len < 256)
-    snprintf(text + len, sizeof text - (size_t)len, " (auto: %s)",
-             wg_variant_name(wg_spec_resolve_variant(spec)));
-  uint64_t seed = a->have_seed ? a->seed : wg_ref_fresh_seed();
-  double t0 = now_seconds();
-  wg_kernel *kernel = NULL;
-  int rc = wg_kernel_get(ctx, &kernel, spec);
-  if (rc)
-    return wg_cli_fail(ctx, rc, text);
-  double load_ms = 1e3 * (now_seconds() - t0);
-  run_buffers b;
+  job_name(text, sizeof text, &job);
+  uint64_t seed = a->have_seed ? a->seed : wg_oracle_fresh_seed();
+  run_buffers b = {0};
   timer t = {0};
-  double ms = 0;
-  rc = buffers_make(ctx, &b, spec, a->n, seed);
+  double ms = 0, load_ms = 0;
+  /* No GPU is said before the input is made or anything compiles. */
+  wg_device_info info;
+  int rc = wg_device_get_info(ctx, &info);
+  if (!rc)
+    rc = buffers_make(ctx, &b, &job, seed);
+  if (!rc && job_must_fail(&job, &b)) {
+    rc = job_launch(ctx, &job, &b);
+    bool pass = rc == WG_EINVAL;
+    printf("%s: %s  n=%" PRIu64 "  %s%s\n", pass ? "PASS" : "FAIL", text, job.n,
+           pass ? "refused, as it must: " : "should have been refused",
+           pass ? wg_errmsg(ctx) : "");
+    buffers_free(ctx, &b);
+    return pass ? WG_EXIT_OK : WG_EXIT_FAIL;
+  }
   if (!rc)
     rc = timer_make(ctx, &t);
   /* A first launch warms the kernel up; the checked one is timed. */
   if (!rc)
-    rc = wg_warp_launch(ctx, kernel, b.dev_in, b.dev_out, a->n, NULL,
-                        &a->config);
+    rc = job_warm_up(ctx, &job, &b, &load_ms);
   if (!rc)
-    rc = wg_memset_d8(ctx, b.dev_out, wg_ref_poison_byte(spec), b.out_bytes,
+    rc = wg_memset_d8(ctx, b.dev_out, wg_oracle_poison_byte(spec), b.out_bytes,
                       NULL);
   if (!rc)
-    rc = timed_launch(ctx, &t, kernel, &b, a->n, &a->config, &ms);
+    rc = timed_launch(ctx, &t, &job, &b, &ms);
   if (!rc)
     rc = wg_memcpy_dtoh(ctx, b.host_out, b.dev_out, b.out_bytes, NULL);
   if (rc) {
-    int code = wg_cli_fail(ctx, rc, text);
+    code = wg_cli_fail(ctx, rc, text);
     timer_free(ctx, &t);
     buffers_free(ctx, &b);
     return code;
   }
-  wg_ref_report report;
-  wg_ref_report_init(&report);
-  wg_ref_check(&report, spec, b.host_in, a->n, b.host_out, 0,
-               wg_ref_group_count(spec, a->n));
+  wg_oracle_report report;
+  job_check(&report, &job, &b);
   bool pass = report.mismatches == 0 && report.checked == b.out_count;
-  printf("%s: %s  n=%" PRIu64 " outputs=%" PRIu64 " seed=0x%016" PRIx64
-         "  kernel %.3f us  (load %.1f ms)",
-         pass ? "PASS" : "FAIL", text, a->n, report.checked, seed, ms * 1e3,
-         load_ms);
+  printf("%s: %s  n=%" PRIu64, pass ? "PASS" : "FAIL", text, job.n);
+  if (spec->primitive == WG_REDUCE_ROWS)
+    printf(" (%" PRIu64 " x %" PRIu64 ")", job.rows, job.cols);
+  printf(" outputs=%" PRIu64 " seed=0x%016" PRIx64 "  kernel %.3f us  (load %.1f ms)",
+         report.checked, seed, ms * 1e3, load_ms);
   if (report.worst_ratio > 0)
     printf("  worst error %.2f of bound", report.worst_ratio);
   putchar('\n');
@@ -425,10 +639,12 @@ int wg_cli_run(int argc, char **argv) {
 
 static const char bench_usage[] =
     "usage: warpgen bench SPEC [--n N] [--reps R] [--block B] [--grid G]\n"
+    "       warpgen bench REDUCE-SPEC [--n N | --rows R] [--cols C] [--param V]...\n"
     "  Times the kernel for SPEC over N random elements (default 2^26) with\n"
     "  CUDA events: three warm-up launches, then R timed ones (default 50);\n"
-    "  prints the median and fastest time, elements and groups per second\n"
-    "  and the bandwidth (bytes read + written).\n";
+    "  prints the median and fastest time, elements and groups (rows) per\n"
+    "  second and the bandwidth (bytes read + written). The reductions take\n"
+    "  their shape as `run` does.\n";
 
 static int compare_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -448,42 +664,51 @@ int wg_cli_bench(int argc, char **argv) {
   if (wg_cli_context(&ctx))
     return WG_EXIT_FAIL;
   wg_spec spec;
+  run_job job;
   if (wg_cli_spec(ctx, &spec, a.spec_text)) {
     wg_context_destroy(ctx);
     return WG_EXIT_USAGE;
   }
-  char text[256];
-  wg_spec_format(text, sizeof text, &spec);
-  wg_kernel *kernel = NULL;
+  code = job_make(&job, &spec, &a, "bench");
+  if (code) {
+    wg_context_destroy(ctx);
+    return code;
+  }
+  char text[300];
+  job_name(text, sizeof text, &job);
   run_buffers b = {0};
   timer t = {0};
+  double load_ms = 0;
   double *times = calloc((size_t)a.reps, sizeof *times);
+  wg_device_info info;
   int rc = times ? WG_OK : wg_fail(ctx, WG_ENOMEM, "out of memory");
   if (!rc)
-    rc = wg_kernel_get(ctx, &kernel, &spec);
+    rc = wg_device_get_info(ctx, &info);
   if (!rc)
-    rc = buffers_make(ctx, &b, &spec, a.n, wg_ref_fresh_seed());
+    rc = buffers_make(ctx, &b, &job, wg_oracle_fresh_seed());
+  if (!rc && job_must_fail(&job, &b))
+    rc = wg_fail(ctx, WG_EINVAL, "the library refuses this shape (empty rows)");
   if (!rc)
     rc = timer_make(ctx, &t);
   for (int i = 0; !rc && i < 3; i++)
-    rc = wg_warp_launch(ctx, kernel, b.dev_in, b.dev_out, a.n, NULL,
-                        &a.config);
+    rc = i == 0 ? job_warm_up(ctx, &job, &b, &load_ms) : job_launch(ctx, &job, &b);
   for (int i = 0; !rc && i < a.reps; i++)
-    rc = timed_launch(ctx, &t, kernel, &b, a.n, &a.config, &times[i]);
+    rc = timed_launch(ctx, &t, &job, &b, &times[i]);
   if (rc) {
     code = wg_cli_fail(ctx, rc, text);
   } else {
     qsort(times, (size_t)a.reps, sizeof *times, compare_double);
     double median = times[a.reps / 2] * 1e-3, best = times[0] * 1e-3;
-    double groups = (double)wg_ref_group_count(&spec, a.n);
-    wg_device_info info;
-    wg_device_get_info(ctx, &info);
-    printf("%s on %s (sm_%d), n=%" PRIu64 ", %d reps\n", text, info.name,
-           info.arch, a.n, a.reps);
+    double groups = (double)(job.reduction ? job.rows : wg_oracle_group_count(&spec, job.n));
+    printf("%s on %s (sm_%d), n=%" PRIu64, text, info.name, info.arch, job.n);
+    if (spec.primitive == WG_REDUCE_ROWS)
+      printf(" (%" PRIu64 " x %" PRIu64 ")", job.rows, job.cols);
+    printf(", %d reps\n", a.reps);
     printf("  median %.3f us  fastest %.3f us\n", median * 1e6, best * 1e6);
     if (median > 0)
-      printf("  %.3f G elements/s  %.3f G groups/s  %.1f GB/s\n",
-             (double)a.n / median * 1e-9, groups / median * 1e-9,
+      printf("  %.3f G elements/s  %.3f G %s/s  %.1f GB/s\n",
+             (double)job.n / median * 1e-9, groups / median * 1e-9,
+             job.reduction ? "rows" : "groups",
              (double)(b.in_bytes + b.out_bytes) / median * 1e-9);
     code = WG_EXIT_OK;
   }

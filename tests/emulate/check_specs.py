@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """check_specs.py - runs generated warp kernels on the host (no GPU) and
-checks every output against the CPU reference.
+checks every output against the CPU oracle (tests/oracle.h).
 
 Each spec's source comes from `warpgen source`; the two inline-PTX half
 conversions are swapped for host ones, the source is compiled with g++
 between shim.h (the warp intrinsics, emulated with one thread a lane) and
 harness.inc, and run at several sizes on fresh random inputs from the
-reference (refcli.c), which then checks every output.
+oracle (refcli.c), which then checks every output.
 
 usage: check_specs.py BUILD_DIR [--sample K] [--jobs J] [--listed] < SPECS
   SPECS: one spec a line (e.g. `warpgen list --arch sm_90`); --listed takes
@@ -48,8 +48,9 @@ def have_compiler():
 def build_refcli(build, work):
     exe = os.path.join(work, "refcli")
     subprocess.run(["gcc", "-std=c11", "-D_GNU_SOURCE", "-O2",
-                    "-I", os.path.join(ROOT, "include"), "-I", os.path.join(ROOT, "src"),
-                    os.path.join(HERE, "refcli.c"), os.path.join(ROOT, "src/cli/reference.c"),
+                    "-I", os.path.join(ROOT, "include"), "-I", os.path.join(ROOT, "tests"),
+                    os.path.join(HERE, "refcli.c"), os.path.join(ROOT, "tests/oracle_warp.c"),
+                    os.path.join(ROOT, "tests/oracle.c"),
                     os.path.join(build, "libwarpgen.a"), "-L/usr/local/cuda/lib64", "-lnvrtc",
                     "-ldl", "-lpthread", "-lm", "-Wl,-rpath,/usr/local/cuda/lib64", "-o", exe],
                    check=True)

@@ -8,20 +8,9 @@
 #include <cstdlib>
 #include <vector>
 #include <random>
-#define __device__
-#define __forceinline__ inline
-static float __int_as_float(int x){float f;memcpy(&f,&x,4);return f;}
-static unsigned __float_as_uint(float x){unsigned u;memcpy(&u,&x,4);return u;}
-static float __uint_as_float(unsigned x){float f;memcpy(&f,&x,4);return f;}
-static double __longlong_as_double(long long x){double f;memcpy(&f,&x,8);return f;}
-static long long __double_as_longlong(double x){long long f;memcpy(&f,&x,8);return f;}
-template<class T> T __shfl_down_sync(unsigned, T v, int, int){return v;}
-template<class T> T __ldcg(const T*p){return *p;}
-using std::sqrt; using std::exp; using std::log; using std::fabs; using std::fmin; using std::fmax;
+#include "model_shim.h"
 #include "model.inc"
-extern "C" {
 #include "oracle.h"
-}
 int main(int argc, char **argv) {
   int type = atoi(argv[1]), op = atoi(argv[2]);
   int fails = 0;

@@ -1,12 +1,13 @@
 /*
- * refcli.c - the CPU reference as a command, for check_specs.py:
+ * refcli.c - the CPU oracle of the warp primitives (tests/oracle.h) as a
+ * command, for check_specs.py:
  *   refcli fill SPEC N SEED FILE      writes N random inputs, prints the
  *                                     output size in bytes
  *   refcli check SPEC N IN_FILE OUT_FILE
  *                                     compares every output; exit 0 on a
  *                                     match, 1 otherwise, with one line
  */
-#include "cli/reference.h"
+#include "oracle.h"
 #include <stdio.h>
 #include <stdlib.h>
 int main(int argc, char **argv) {
@@ -22,7 +23,7 @@ int main(int argc, char **argv) {
   size_t in_bytes = n * wg_type_size(spec.type);
   void *in = malloc(in_bytes + 16);
   if (argv[1][0] == 'f') {
-    wg_ref_fill(&spec, in, 0, n, strtoull(argv[4], 0, 0));
+    wg_oracle_warp_fill(&spec, in, 0, n, strtoull(argv[4], 0, 0));
     FILE *f = fopen(argv[5], "wb"); fwrite(in, 1, in_bytes, f); fclose(f);
     uint64_t count; size_t size; wg_output_shape(&count, &size, &spec, n);
     printf("%zu\n", (size_t)(count * size));
@@ -32,8 +33,8 @@ int main(int argc, char **argv) {
   uint64_t count; size_t size; wg_output_shape(&count, &size, &spec, n);
   void *out = malloc(count * size + 16);
   f = fopen(argv[5], "rb"); got = fread(out, 1, count * size, f); fclose(f);
-  wg_ref_report r; wg_ref_report_init(&r);
-  wg_ref_check(&r, &spec, in, n, out, 0, wg_ref_group_count(&spec, n));
+  wg_oracle_report r; wg_oracle_report_init(&r);
+  wg_oracle_warp_check(&r, &spec, in, n, out, 0, wg_oracle_group_count(&spec, n));
   int ok = r.mismatches == 0 && r.checked == count;
   printf("%s %s checked=%llu worst=%.3f %s\n", ok ? "PASS" : "FAIL", argv[2], (unsigned long long)r.checked, r.worst_ratio, ok ? "" : r.first);
   return !ok;

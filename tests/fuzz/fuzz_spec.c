@@ -1,6 +1,7 @@
 /*
- * fuzz_spec.c - the libFuzzer target of the spec text form (spec.c, and
- * through it every key that carries an expression: map=, combine=...).
+ * fuzz_spec.c - the libFuzzer target of the spec text form (spec.c,
+ * spec_expr.c: quoted expressions, escapes, inputs= and params=) and of the
+ * source made from it.
  *
  * The input is spec text (cut at its first NUL, as a C string is). The
  * context never compiles: the disk cache is off, arch is always explicit,
@@ -11,7 +12,9 @@
  *   - an accepted text validates, and its canonical text T (wg_spec_format)
  *     is a fixed point: T parses, and formats to T again. The comparison is
  *     through the text, so it covers every field the text form has, today's
- *     and any added later, without naming them;
+ *     and any added later, without naming them; the expressions of the
+ *     input and of T are the same interned text, which wg_spec_canonical
+ *     leaves as it is;
  *   - wg_source (arch sm_90 when the spec leaves it unset) succeeds, gives
  *     the same bytes for the input and for T (the source depends on the
  *     canonical spec only), names the kernel wg_kernel_name gives, and holds
@@ -145,8 +148,9 @@ static bool composed_name(const char *s, size_t n) {
 typedef enum {
   CHECK,     /* returns what is wrong (NULL: all of it is known) */
   LEARN,     /* adds everything it meets to the vocabulary */
-  LEARN_CODE /* adds what it meets outside comments (a spec's header
-                comment quotes the spec: its names are not the generator's) */
+  LEARN_SPEC /* as LEARN, but not the names of the spec's own canonical
+                text in comments (the header comment quotes it: its names
+                are the user's, not the generator's) */
 } lex_mode;
 
 /* Lexes C source as mode says; *at is the offset of what is wrong. */
@@ -155,7 +159,7 @@ static const char *lex(const char *src, lex_mode mode, size_t *at) {
   bool comment = false, line_comment = false, learn = false;
   while (*s) {
     *at = (size_t)(s - src);
-    learn = mode == LEARN || (mode == LEARN_CODE && !comment && !line_comment);
+    learn = mode != CHECK;
     if (comment && s[0] == '*' && s[1] == '/') { comment = false; s += 2; continue; }
     if (line_comment && *s == '\n') { line_comment = false; s++; continue; }
     if (!comment && !line_comment && s[0] == '/' && (s[1] == '*' || s[1] == '/')) {
@@ -171,7 +175,10 @@ static const char *lex(const char *src, lex_mode mode, size_t *at) {
     if (is_alpha(*s)) {
       size_t n = 1;
       while (is_alpha(s[n]) || is_digit(s[n])) n++;
-      if (learn) {
+      if (learn && mode == LEARN_SPEC && (comment || line_comment) &&
+          set_has(&canonical, s, n)) {
+        /* the quoted spec's name: not learned */
+      } else if (learn) {
         set_add(&identifiers, s, n);
         for (size_t a = 0; a < n;) {
           size_t b = a;
@@ -193,7 +200,8 @@ static const char *lex(const char *src, lex_mode mode, size_t *at) {
        * word that starts with a digit, known like an identifier. */
       size_t n = 0, digits = 0;
       while (is_alpha(s[n]) || is_digit(s[n])) digits += is_digit(s[n++]);
-      if (learn) set_add(&identifiers, s, n);
+      if (learn && !(mode == LEARN_SPEC && set_has(&canonical, s, n)))
+        set_add(&identifiers, s, n);
       else if (mode == CHECK && digits < n && !set_has(&identifiers, s, n) &&
                !set_has(&canonical, s, n))
         return "a word in a comment the generator does not print";
@@ -227,7 +235,8 @@ static const char *lex(const char *src, lex_mode mode, size_t *at) {
     } else if (comment || line_comment) {
       /* Prose punctuation in a comment (its words are checked above): only
        * bytes the templates' comments have. */
-      if (learn) comment_bytes[(unsigned char)*s] = true;
+      if (learn && !(mode == LEARN_SPEC && canonical_bytes[(unsigned char)*s]))
+        comment_bytes[(unsigned char)*s] = true;
       else if (mode == CHECK && !comment_bytes[(unsigned char)*s] &&
                !canonical_bytes[(unsigned char)*s])
         return "a byte in a comment that the templates' comments do not have";
@@ -238,6 +247,19 @@ static const char *lex(const char *src, lex_mode mode, size_t *at) {
   }
   if (comment) return "an unclosed comment";
   return NULL;
+}
+
+/* The names and bytes of canon, the canonical text of the spec at hand. */
+static void set_canonical(const char *canon) {
+  set_clear(&canonical);
+  memset(canonical_bytes, 0, sizeof canonical_bytes);
+  for (const char *p = canon; *p; p++) canonical_bytes[(unsigned char)*p] = true;
+  for (const char *p = canon; *p;) { /* its words, as lex cuts them */
+    size_t n = 0;
+    while (is_alpha(p[n]) || is_digit(p[n])) n++;
+    if (n) set_add(&canonical, p, n);
+    p += n ? n : 1;
+  }
 }
 
 /* --- set-up: the vocabulary from every listed spec ------------------------ */
@@ -282,8 +304,8 @@ static void set_up(void) {
       learn_source(&list[k], LEARN);
   }
   wg_free(list);
-  /* The code (not the comments, which quote the spec) of a few specs with
-   * expressions: the families the list does not reach. Where specs take no
+  /* The source (but not the names of the spec its comment quotes) of a few
+   * specs with expressions: the families the list does not reach. Where specs take no
    * expressions yet, these are rejected and teach nothing. */
   static const char *const expression_specs[] = {
     "reduce-array f32 sum map=\"x * x\"",
@@ -299,7 +321,12 @@ static void set_up(void) {
     wg_spec spec;
     if (wg_spec_parse(ctx, &spec, expression_specs[k]) != WG_OK) continue;
     spec.arch = 90;
-    learn_source(&spec, LEARN_CODE);
+    char canon[512];
+    check(wg_spec_format(canon, sizeof canon, &spec) < (int)sizeof canon,
+          "set-up: an expression spec does not format");
+    set_canonical(canon);
+    learn_source(&spec, LEARN_SPEC);
+    set_canonical("");
   }
   size_t at = 0;
   check(lex(wg_expr_helpers(), LEARN, &at) == NULL, "set-up: the expression helpers "
@@ -371,6 +398,18 @@ static void accepted(const char *text, const wg_spec *spec) {
   check(strcmp(canon, canon2) == 0, "format is not a fixed point");
   check(wg_spec_resolve_variant(spec) == wg_spec_resolve_variant(&again),
         "the canonical text resolves auto differently");
+  /* Expressions are kept once per context as canonical text: the input and
+   * its canonical text share them, and a parsed spec is already canonical
+   * (the kernel table compares specs field by field). */
+  check(spec->map == again.map && spec->combine == again.combine &&
+            spec->identity == again.identity && spec->final == again.final,
+        "the expressions are not interned once");
+  wg_spec canonical_spec;
+  check(wg_spec_canonical(ctx, &canonical_spec, spec) == WG_OK &&
+            canonical_spec.map == spec->map && canonical_spec.combine == spec->combine &&
+            canonical_spec.identity == spec->identity &&
+            canonical_spec.final == spec->final,
+        "a parsed spec is not canonical");
 
   char *src = source_of(*spec), *src2 = source_of(again);
   check(strcmp(src, src2) == 0, "the canonical text gives other source");
@@ -379,15 +418,7 @@ static void accepted(const char *text, const wg_spec *spec) {
   if (!named.arch) named.arch = 90;
   check(wg_kernel_name(name, sizeof name, &named) > 0 && strstr(src, name),
         "the source lacks the kernel name");
-  set_clear(&canonical);
-  memset(canonical_bytes, 0, sizeof canonical_bytes);
-  for (const char *p = canon; *p; p++) canonical_bytes[(unsigned char)*p] = true;
-  for (const char *p = canon; *p;) { /* its words, as lex cuts them */
-    size_t n = 0;
-    while (is_alpha(p[n]) || is_digit(p[n])) n++;
-    if (n) set_add(&canonical, p, n);
-    p += n ? n : 1;
-  }
+  set_canonical(canon);
   size_t at = 0;
   const char *why = lex(src, CHECK, &at);
   if (why) {

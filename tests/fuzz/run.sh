@@ -3,7 +3,8 @@
 # into build-fuzz/, then runs it for SECONDS (default 60) on one core, from
 # the seed corpus and dictionary here:
 #   tests/fuzz/run.sh [expr|spec|all] [SECONDS]
-#   tests/fuzz/run.sh SECONDS            (the expression fuzzer, as before)
+#   tests/fuzz/run.sh [SECONDS] [expr|spec|all]   (either order; expr when
+#                                                  no target is named)
 # expr: fuzz_expr.c, the expression language alone (src/expr.c).
 # spec: fuzz_spec.c, the spec text form and the source made from it (the
 #       whole library except that nothing compiles: no NVRTC, no driver).
@@ -14,10 +15,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 target=expr
-case "${1:-}" in
-  expr|spec|all) target=$1; shift ;;
-esac
-seconds=${1:-60}
+seconds=60
+for arg in "$@"; do
+  case "$arg" in
+    expr|spec|all) target=$arg ;;
+    *[!0-9]*|'') echo "fuzz: '$arg' is neither a target (expr, spec, all) nor seconds" >&2
+                 exit 2 ;;
+    *) seconds=$arg ;;
+  esac
+done
 cc=$(command -v clang || command -v clang-14 || true)
 if [ -z "$cc" ]; then
   echo "fuzz: no clang; tools/setup.sh installs clang and libclang-rt-14-dev" >&2

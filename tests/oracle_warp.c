@@ -1,24 +1,22 @@
 /*
- * reference.c - what every warp primitive must produce, computed on the CPU,
- * and the comparison of a GPU's outputs with it.
+ * oracle_warp.c - what every warp primitive must produce, computed on the
+ * CPU, and the comparison of a GPU's outputs with it; also the element
+ * formats (f16/bf16 rounding) and the random inputs the oracle shares.
  *
  * Types and operators are rows of tables: a type is its size, signedness
  * and, for floats, its binary format (exponent and mantissa bits, with one
- * routine for f16, bf16 and f32) and rounding units; an operator is one
- * integer and one floating combine plus its identities. Each group of
- * `width` elements is loaded once into integers (exact, masked to the
- * type's bits) or doubles, and the primitive is evaluated lane by lane.
+ * routine for f16, bf16 and f32); an operator is one integer and one
+ * floating combine plus its identities. Each group of `width` elements is
+ * loaded once into integers (exact, masked to the type's bits) or doubles,
+ * and the primitive is evaluated lane by lane.
  *
- * The float bound for a sum or product over k <= width terms is
- *   2 * width * u_acc * S  +  u_store * |want|  +  tiny
- * where S is the sum (or product) of the terms' magnitudes, u_acc the unit
- * roundoff of the accumulator (f32 for the half types), u_store that of the
- * stored type (zero when it is the accumulator) and tiny half the smallest
- * subnormal; the factor 2 covers the rounding of the double reference
- * itself, which matters for f64. Kernels may add in any order, so the
- * worst-case order is what is bounded.
+ * Float sums and products follow oracle.h's one rule with n the lanes
+ * folded so far: c(n) u M + u_s |want| + tiny_s, M the sum (or product) of
+ * the terms' magnitudes. Kernels may add in any order, so c(n) covers the
+ * worst order (2n: twice gamma_{n-1}, the factor 2 covering the double
+ * reference's own rounding, which matters for f64).
  */
-#include "reference.h"
+#include "oracle.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -36,20 +34,17 @@ typedef struct ref_type {
   bool is_signed;     /* integers */
   int exp_bits;       /* binary floats up to 32 bits: the format; 0 for f64 */
   int mant_bits;
-  double u_store;     /* unit roundoff of the stored result (0: exact) */
-  double u_acc;       /* unit roundoff of the accumulator */
-  double tiny;        /* half the smallest subnormal of the stored type */
 } ref_type;
 
 static const ref_type ref_types[WG_TYPE_COUNT] = {
-    [WG_F16] = {2, true, true, 5, 10, 0x1p-11, 0x1p-24, 0x1p-25},
-    [WG_BF16] = {2, true, true, 8, 7, 0x1p-8, 0x1p-24, 0x1p-134},
-    [WG_F32] = {4, true, true, 8, 23, 0, 0x1p-24, 0x1p-150},
-    [WG_F64] = {8, true, true, 0, 0, 0, 0x1p-53, 0x1p-1074},
-    [WG_I32] = {4, false, true, 0, 0, 0, 0, 0},
-    [WG_U32] = {4, false, false, 0, 0, 0, 0, 0},
-    [WG_I64] = {8, false, true, 0, 0, 0, 0, 0},
-    [WG_U64] = {8, false, false, 0, 0, 0, 0, 0},
+    [WG_F16] = {2, true, true, 5, 10},
+    [WG_BF16] = {2, true, true, 8, 7},
+    [WG_F32] = {4, true, true, 8, 23},
+    [WG_F64] = {8, true, true, 0, 0},
+    [WG_I32] = {4, false, true, 0, 0},
+    [WG_U32] = {4, false, false, 0, 0},
+    [WG_I64] = {8, false, true, 0, 0},
+    [WG_U64] = {8, false, false, 0, 0},
 };
 
 static uint64_t type_mask(const ref_type *t) {
@@ -121,16 +116,16 @@ static uint64_t encode_binary(double x, int exp_bits, int mant_bits) {
   return sign | ((uint64_t)(exponent + bias) << mant_bits) | mant;
 }
 
-uint16_t wg_ref_f16_from_double(double x) {
+uint16_t wg_oracle_f16_from_double(double x) {
   return (uint16_t)encode_binary(x, 5, 10);
 }
-double wg_ref_f16_to_double(uint16_t bits) {
+double wg_oracle_f16_to_double(uint16_t bits) {
   return decode_binary(bits, 5, 10);
 }
-uint16_t wg_ref_bf16_from_double(double x) {
+uint16_t wg_oracle_bf16_from_double(double x) {
   return (uint16_t)encode_binary(x, 8, 7);
 }
-double wg_ref_bf16_to_double(uint16_t bits) {
+double wg_oracle_bf16_to_double(uint16_t bits) {
   return decode_binary(bits, 8, 7);
 }
 
@@ -154,7 +149,7 @@ static uint64_t double_to_bits(double x, const ref_type *t) {
 
 typedef struct ref_operator {
   uint64_t (*combine_int)(uint64_t a, uint64_t b, const ref_type *t);
-  double (*combine_float)(double a, double b);
+  long double (*combine_float)(long double a, long double b);
   double float_identity;
   bool rounds; /* sum, prod: floats carry a rounding bound */
 } ref_operator;
@@ -186,14 +181,14 @@ static uint64_t int_xor(uint64_t a, uint64_t b, const ref_type *t) {
   (void)t;
   return a ^ b;
 }
-static double float_sum(double a, double b) { return a + b; }
-static double float_prod(double a, double b) { return a * b; }
+static long double float_sum(long double a, long double b) { return a + b; }
+static long double float_prod(long double a, long double b) { return a * b; }
 
 static const ref_operator ref_operators[WG_OPERATOR_COUNT] = {
     [WG_OP_SUM] = {int_sum, float_sum, 0.0, true},
     [WG_OP_PROD] = {int_prod, float_prod, 1.0, true},
-    [WG_OP_MIN] = {int_min, fmin, INFINITY, false},
-    [WG_OP_MAX] = {int_max, fmax, -INFINITY, false},
+    [WG_OP_MIN] = {int_min, fminl, INFINITY, false},
+    [WG_OP_MAX] = {int_max, fmaxl, -INFINITY, false},
     [WG_OP_AND] = {int_and, NULL, 0.0, false},
     [WG_OP_OR] = {int_or, NULL, 0.0, false},
     [WG_OP_XOR] = {int_xor, NULL, 0.0, false},
@@ -227,7 +222,7 @@ static uint64_t mix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-static uint64_t rand_at(uint64_t seed, uint64_t salt, uint64_t i) {
+uint64_t wg_oracle_random(uint64_t seed, uint64_t salt, uint64_t i) {
   return mix64(seed ^ mix64(salt * 0x632be59bd9b4e019ull + i));
 }
 
@@ -239,14 +234,14 @@ static double unit_double(uint64_t r) {
 /* Random bits (or a random float) for one element, shaped by the operator. */
 static uint64_t random_value(const wg_spec *spec, const ref_type *t,
                              uint64_t seed, uint64_t counter) {
-  uint64_t r = rand_at(seed, 1, counter);
+  uint64_t r = wg_oracle_random(seed, 1, counter);
   if (!t->is_float) {
     if (spec->op == WG_OP_AND) /* mostly ones, so the AND keeps some */
       for (uint64_t s = 2; s < 6; s++)
-        r |= rand_at(seed, s, counter);
+        r |= wg_oracle_random(seed, s, counter);
     else if (spec->op == WG_OP_OR) /* mostly zeros, so the OR keeps some */
       for (uint64_t s = 2; s < 6; s++)
-        r &= rand_at(seed, s, counter);
+        r &= wg_oracle_random(seed, s, counter);
     return r & type_mask(t);
   }
   double x;
@@ -262,7 +257,7 @@ static uint64_t random_value(const wg_spec *spec, const ref_type *t,
   return bits;
 }
 
-void wg_ref_fill(const wg_spec *spec, void *in, uint64_t begin, uint64_t end,
+void wg_oracle_warp_fill(const wg_spec *spec, void *in, uint64_t begin, uint64_t end,
                  uint64_t seed) {
   const ref_type *t = &ref_types[spec->type];
   uint64_t width = (uint64_t)spec->width;
@@ -275,12 +270,12 @@ void wg_ref_fill(const wg_spec *spec, void *in, uint64_t begin, uint64_t end,
   static const unsigned distinct[] = {1, 2, 3, 4, 32};
   for (uint64_t i = begin; i < end; i++) {
     uint64_t group = i / width;
-    uint64_t g = rand_at(seed, 7, group);
+    uint64_t g = wg_oracle_random(seed, 7, group);
     uint64_t counter = i;
     if (spec->primitive == WG_MATCH)
-      counter = group * 64 + rand_at(seed, 8, i) % distinct[g % 5];
+      counter = group * 64 + wg_oracle_random(seed, 8, i) % distinct[g % 5];
     uint64_t v = random_value(spec, t, seed, counter);
-    if (vote && (rand_at(seed, 9, i) & 63) < zero_chance[g % 5])
+    if (vote && (wg_oracle_random(seed, 9, i) & 63) < zero_chance[g % 5])
       v = 0;
     else if (vote && v == 0)
       v = t->is_float ? double_to_bits(1.0, t) : 1;
@@ -288,7 +283,7 @@ void wg_ref_fill(const wg_spec *spec, void *in, uint64_t begin, uint64_t end,
   }
 }
 
-uint64_t wg_ref_fresh_seed(void) {
+uint64_t wg_oracle_fresh_seed(void) {
   static uint64_t counter;
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
@@ -296,30 +291,37 @@ uint64_t wg_ref_fresh_seed(void) {
          mix64((uint64_t)getpid() << 20 ^ ++counter);
 }
 
-unsigned char wg_ref_poison_byte(const wg_spec *spec) {
-  bool float_out = ref_types[spec->type].is_float &&
-                   (spec->primitive == WG_REDUCE ||
-                    spec->primitive == WG_ALLREDUCE ||
-                    spec->primitive == WG_SCAN ||
-                    spec->primitive == WG_EXSCAN ||
-                    spec->primitive == WG_BROADCAST);
+unsigned char wg_oracle_poison_byte(const wg_spec *spec) {
+  bool float_out;
+  if (spec->primitive == WG_REDUCE_ARRAY || spec->primitive == WG_REDUCE_ROWS) {
+    int out = wg_reduce_output_type(spec->type, spec->op);
+    float_out = out >= 0 && ref_types[out].is_float;
+  } else {
+    float_out = ref_types[spec->type].is_float &&
+                (spec->primitive == WG_REDUCE || spec->primitive == WG_ALLREDUCE ||
+                 spec->primitive == WG_SCAN || spec->primitive == WG_EXSCAN ||
+                 spec->primitive == WG_BROADCAST);
+  }
   /* All-ones bits are a NaN in every float format. */
   return float_out ? 0xff : 0xa7;
 }
 
-uint64_t wg_ref_group_count(const wg_spec *spec, uint64_t n) {
+uint64_t wg_oracle_group_count(const wg_spec *spec, uint64_t n) {
   uint64_t width = (uint64_t)spec->width;
+  if (spec->width <= 0 || spec->primitive == WG_REDUCE_ARRAY ||
+      spec->primitive == WG_REDUCE_ROWS) /* not a warp primitive */
+    return 0;
   return n / width + (n % width != 0);
 }
 
 /* --- checking ------------------------------------------------------------- */
 
-void wg_ref_report_init(wg_ref_report *report) {
+void wg_oracle_report_init(wg_oracle_report *report) {
   memset(report, 0, sizeof *report);
   report->first_index = UINT64_MAX;
 }
 
-void wg_ref_report_merge(wg_ref_report *into, const wg_ref_report *part) {
+void wg_oracle_report_merge(wg_oracle_report *into, const wg_oracle_report *part) {
   into->checked += part->checked;
   into->mismatches += part->mismatches;
   if (part->mismatches && part->first_index < into->first_index) {
@@ -340,10 +342,11 @@ typedef struct group {
 } group;
 
 /* The running value of a reduction or scan, with the magnitude its float
- * bound needs. */
+ * bound needs; floats in long double, so that the reference's own rounding
+ * stays far below the kernels' (f64 included). */
 typedef struct accumulator {
   uint64_t bits;
-  double value;
+  long double value;
   double magnitude; /* sum of |x| for sums, product of |x| for products */
   unsigned terms;
 } accumulator;
@@ -353,7 +356,7 @@ typedef struct checker {
   const ref_type *type;
   const ref_operator *op;
   const void *out;
-  wg_ref_report *report;
+  wg_oracle_report *report;
 } checker;
 
 static accumulator acc_identity(const checker *c) {
@@ -382,7 +385,7 @@ static void acc_add(const checker *c, accumulator *a, const group *g,
 
 static void record(const checker *c, uint64_t out_index, const group *g,
                    const char *detail) {
-  wg_ref_report *r = c->report;
+  wg_oracle_report *r = c->report;
   r->mismatches++;
   if (out_index < r->first_index) {
     r->first_index = out_index;
@@ -419,11 +422,12 @@ static void expect_acc(const checker *c, uint64_t out_index, const group *g,
   double got = bits_to_double(load_bits(c->out, out_index, t->size), t);
   double bound = 0;
   if (c->op->rounds)
-    bound = 2.0 * c->spec->width * t->u_acc * want->magnitude +
-            t->u_store * fabs(want->value) + t->tiny;
+    bound = wg_oracle_growth(c->spec->type, want->terms) * want->magnitude +
+            wg_oracle_store_error(c->spec->type, (double)want->value);
   c->report->checked++;
-  double error = fabs(got - want->value);
-  bool ok = got == want->value || (!isnan(got) && error <= bound);
+  double want_value = (double)want->value;
+  double error = fabs(got - want_value);
+  bool ok = got == want_value || (!isnan(got) && error <= bound);
   if (ok) {
     if (bound > 0 && error / bound > c->report->worst_ratio)
       c->report->worst_ratio = error / bound;
@@ -431,7 +435,7 @@ static void expect_acc(const checker *c, uint64_t out_index, const group *g,
   }
   char detail[200];
   snprintf(detail, sizeof detail, "got %.17g, want %.17g (bound %.3g)", got,
-           want->value, bound);
+           want_value, bound);
   record(c, out_index, g, detail);
 }
 
@@ -501,13 +505,13 @@ static void check_group(const checker *c, const group *g) {
   }
 }
 
-void wg_ref_check(wg_ref_report *report, const wg_spec *spec, const void *in,
+void wg_oracle_warp_check(wg_oracle_report *report, const wg_spec *spec, const void *in,
                   uint64_t n, const void *out, uint64_t group_begin,
                   uint64_t group_end) {
   checker c = {spec, &ref_types[spec->type], &ref_operators[spec->op], out,
                report};
   uint64_t width = (uint64_t)spec->width;
-  uint64_t groups = wg_ref_group_count(spec, n);
+  uint64_t groups = wg_oracle_group_count(spec, n);
   if (group_end > groups)
     group_end = groups;
   group g;
@@ -522,4 +526,19 @@ void wg_ref_check(wg_ref_report *report, const wg_spec *spec, const void *in,
     }
     check_group(&c, &g);
   }
+}
+
+int wg_oracle_warp_check_text(wg_oracle_report *report, const char *spec_text,
+                              const void *in, uint64_t n, const void *out) {
+  wg_context *ctx;
+  if (wg_context_create(&ctx, NULL) != WG_OK)
+    return WG_ENOMEM;
+  wg_spec spec;
+  int rc = wg_spec_parse(ctx, &spec, spec_text);
+  wg_context_destroy(ctx);
+  if (rc == WG_OK && wg_oracle_group_count(&spec, 1) == 0)
+    rc = WG_ESPEC; /* reduce-array, reduce-rows: wg_oracle_rows_check */
+  if (rc == WG_OK)
+    wg_oracle_warp_check(report, &spec, in, n, out, 0, wg_oracle_group_count(&spec, n));
+  return rc;
 }

@@ -1,0 +1,314 @@
+/*
+ * spec_expr.c - the expression keys of the reductions' specs: map=,
+ * combine=, identity=, final=, inputs= and params=. Their text form
+ * (quoted, escaped), their validation (each expression parsed and
+ * type-checked in its scope by expr.c), their canonical form and the types
+ * they give the reduction. spec.c calls in here; codegen and kernel.c read
+ * the answers.
+ *
+ * The canonical form of an expression is the text expr.c prints from its
+ * tree, so equal expressions share spec text, kernel and cache entry, and
+ * nothing the user typed reaches generated source except through a tree.
+ */
+#include "expr.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The four expressions of a spec, in text order, with their roles. */
+typedef struct expr_key {
+  const char *name;
+  wg_expr_role role;
+  size_t offset; /* of the const char * in wg_spec */
+} expr_key;
+
+static const expr_key expr_keys[] = {
+  {"map", WG_EXPR_MAP, offsetof(wg_spec, map)},
+  {"combine", WG_EXPR_COMBINE, offsetof(wg_spec, combine)},
+  {"identity", WG_EXPR_IDENTITY, offsetof(wg_spec, identity)},
+  {"final", WG_EXPR_FINAL, offsetof(wg_spec, final)},
+};
+
+static const char *expr_text(const wg_spec *s, int k) {
+  return *(const char *const *)((const char *)s + expr_keys[k].offset);
+}
+static void set_expr_text(wg_spec *s, int k, const char *text) {
+  *(const char **)((char *)s + expr_keys[k].offset) = text;
+}
+
+static int ninputs_of(const wg_spec *s) { return s->ninputs < 1 ? 1 : s->ninputs; }
+
+bool wg_spec_has_expr(const wg_spec *s) {
+  for (int k = 0; k < (int)WG_COUNT_OF(expr_keys); k++)
+    if (expr_text(s, k)) return true;
+  return ninputs_of(s) > 1 || s->nparams > 0;
+}
+
+/* The element type of input k. */
+static wg_type input_type(const wg_spec *s, int k) { return k ? s->inputs[k] : s->type; }
+
+/* The storage type that holds an expression value: bool counts as i32. */
+static wg_type type_of_vt(wg_value_type vt) {
+  static const wg_type types[WG_VT_COUNT] = {
+    [WG_VT_BOOL] = WG_I32, [WG_VT_I32] = WG_I32, [WG_VT_U32] = WG_U32,
+    [WG_VT_I64] = WG_I64,  [WG_VT_U64] = WG_U64, [WG_VT_F32] = WG_F32,
+    [WG_VT_F64] = WG_F64,
+  };
+  return types[vt];
+}
+
+/* The scope of role in s; the accumulator is the value type (see
+ * wg_spec_value_type), which the caller passes. */
+static wg_expr_scope scope_of(const wg_spec *s, wg_expr_role role, wg_type value) {
+  wg_expr_scope sc = {0};
+  sc.role = role;
+  sc.ninputs = ninputs_of(s);
+  for (int k = 0; k < sc.ninputs; k++) sc.inputs[k] = wg_value_type_of(input_type(s, k));
+  sc.nparams = s->nparams;
+  for (int k = 0; k < s->nparams; k++) sc.params[k] = wg_value_type_of(s->params[k]);
+  sc.acc = wg_value_type_of(value);
+  return sc;
+}
+
+/* The type map gives, or the input's when there is no map (or it fails). */
+static wg_type map_type(const wg_spec *s) {
+  if (!s->map) return s->type;
+  wg_expr *e = NULL;
+  const wg_expr_scope sc = scope_of(s, WG_EXPR_MAP, s->type);
+  if (wg_expr_parse(NULL, &e, s->map, strlen(s->map), &sc)) return s->type;
+  const wg_type t = type_of_vt(wg_expr_type(e));
+  wg_expr_free(e);
+  return t;
+}
+
+wg_type wg_spec_value_type(const wg_spec *s) {
+  const wg_type t = map_type(s);
+  return s->combine ? t : wg_operator_value_type(s->op, t);
+}
+
+wg_type wg_spec_out_type(const wg_spec *s) {
+  if (s->final) {
+    wg_expr *e = NULL;
+    const wg_expr_scope sc = scope_of(s, WG_EXPR_FINAL, wg_spec_value_type(s));
+    if (wg_expr_parse(NULL, &e, s->final, strlen(s->final), &sc) == WG_OK) {
+      const wg_type t = type_of_vt(wg_expr_type(e));
+      wg_expr_free(e);
+      return t;
+    }
+  }
+  return s->combine ? map_type(s) : wg_operator_out_type(s->op, map_type(s));
+}
+
+int wg_spec_expr_parse(wg_context *ctx, wg_expr **out, const wg_spec *s, wg_expr_role role) {
+  int k = 0;
+  while (expr_keys[k].role != role) k++;
+  const char *text = expr_text(s, k);
+  const wg_expr_scope sc = scope_of(s, role, wg_spec_value_type(s));
+  return wg_expr_parse(ctx, out, text, strlen(text), &sc);
+}
+
+/* What the kernels can bind: the map sees every name of its scope (the
+ * element kernel, when it reads more than x and i), the final step r, n
+ * and the parameters; combine and identity run inside the folds, which
+ * have no parameters. */
+static int check_uses(wg_context *ctx, const wg_expr *e, wg_expr_role role) {
+  const unsigned params = ((1u << WG_MAX_PARAMS) - 1u) * WG_EXPR_USES_PARAM(0);
+  if ((role == WG_EXPR_COMBINE || role == WG_EXPR_IDENTITY) && (wg_expr_uses(e) & params))
+    return wg_fail(ctx, WG_ESPEC, "%s: parameters are not supported there yet (map= and "
+                   "final= may read them)", wg_expr_role_name(role));
+  return WG_OK;
+}
+
+bool wg_spec_elementwise(const wg_spec *s) {
+  if (ninputs_of(s) > 1) return true;
+  if (!s->map) return false;
+  wg_expr *e = NULL;
+  const wg_expr_scope sc = scope_of(s, WG_EXPR_MAP, s->type);
+  if (wg_expr_parse(NULL, &e, s->map, strlen(s->map), &sc)) return false;
+  const unsigned uses = wg_expr_uses(e);
+  wg_expr_free(e);
+  return (uses & ~(WG_EXPR_USES_INPUT(0) | WG_EXPR_USES_I)) != 0;
+}
+
+int wg_spec_expr_validate(wg_context *ctx, const wg_spec *s) {
+  if (!wg_spec_has_expr(s)) return WG_OK;
+  const char *pn = wg_primitives[s->primitive].name;
+  if (s->primitive != WG_REDUCE_ARRAY && s->primitive != WG_REDUCE_ROWS)
+    return wg_fail(ctx, WG_ESPEC, "'%s' takes no expressions, inputs or params: only "
+                   "reduce-array and reduce-rows do", pn);
+  if (s->ninputs > WG_MAX_INPUTS)
+    return wg_fail(ctx, WG_ESPEC, "inputs: %d inputs; at most %d (x y z w)", s->ninputs,
+                   WG_MAX_INPUTS);
+  for (int k = 1; k < ninputs_of(s); k++)
+    if ((unsigned)s->inputs[k] >= WG_TYPE_COUNT)
+      return wg_fail(ctx, WG_ESPEC, "inputs: type %d of input %d is out of range",
+                     (int)s->inputs[k], k);
+  if (s->nparams < 0 || s->nparams > WG_MAX_PARAMS)
+    return wg_fail(ctx, WG_ESPEC, "params: %d parameters; 0 to %d (p0..p%d)", s->nparams,
+                   WG_MAX_PARAMS, WG_MAX_PARAMS - 1);
+  for (int k = 0; k < s->nparams; k++)
+    if ((unsigned)s->params[k] >= WG_TYPE_COUNT || wg_types[s->params[k]].size == 2)
+      return wg_fail(ctx, WG_ESPEC, "params: p%d must be f32, f64, i32, u32, i64 or u64",
+                     k);
+  if (s->nparams > 0 && !s->combine && wg_operators[s->op].nparams > 0)
+    return wg_fail(ctx, WG_ESPEC, "params: '%s' has a parameter of its own (the "
+                   "correction) in the kernel's parameter slots; it takes no params=",
+                   wg_operators[s->op].name);
+  if (!s->combine != !s->identity)
+    return wg_fail(ctx, WG_ESPEC, "%s: combine= and identity= come together (a new "
+                   "accumulator needs both)", s->combine ? "identity" : "combine");
+  if (s->combine && s->op != WG_OP_NONE)
+    return wg_fail(ctx, WG_ESPEC, "operator: combine= replaces the operator; leave "
+                   "'%s' out", wg_operators[s->op].name);
+  if (s->final && !s->combine) {
+    const wg_operator_info *o = &wg_operators[s->op];
+    if (o->acc[0].name || o->acc[0].type)
+      return wg_fail(ctx, WG_ESPEC, "final: '%s' keeps a composite accumulator; final= "
+                     "takes a scalar one (sum, prod, min, max, and, or, xor, mean, the "
+                     "norms) or combine=", o->name);
+  }
+  /* Each expression in its scope, map first: it sets the value type. */
+  for (int k = 0; k < (int)WG_COUNT_OF(expr_keys); k++) {
+    if (!expr_text(s, k)) continue;
+    wg_expr *e = NULL;
+    int rc = wg_spec_expr_parse(ctx, &e, s, expr_keys[k].role);
+    if (!rc) rc = check_uses(ctx, e, expr_keys[k].role);
+    wg_expr_free(e);
+    if (rc) return rc;
+  }
+  if (s->map && !s->combine && !wg_operator_accepts(s->op, map_type(s)))
+    return wg_fail(ctx, WG_ESPEC, "map: '%s' does not take the map's values, of type "
+                   "%s", wg_operators[s->op].name, wg_types[map_type(s)].name);
+  return WG_OK;
+}
+
+/* --- text form ------------------------------------------------------------ */
+
+/* Appends a type list "f32,i64". */
+static void types_text(wg_buf *out, const wg_type *types, int first, int count) {
+  for (int k = first; k < count; k++)
+    wg_buf_printf(out, "%s%s", k > first ? "," : "", wg_types[types[k]].name);
+}
+
+int wg_spec_expr_format(wg_buf *out, const wg_spec *s) {
+  for (int k = 0; k < (int)WG_COUNT_OF(expr_keys); k++) {
+    if (!expr_text(s, k)) continue;
+    wg_expr *e = NULL;
+    int rc = wg_spec_expr_parse(NULL, &e, s, expr_keys[k].role);
+    if (rc) return rc;
+    /* Canonical text holds no '"' or '\\': no escapes are needed. */
+    wg_buf_printf(out, " %s=\"", expr_keys[k].name);
+    rc = wg_expr_format(e, out);
+    wg_buf_puts(out, "\"");
+    wg_expr_free(e);
+    if (rc) return rc;
+  }
+  if (ninputs_of(s) > 1) {
+    wg_buf_printf(out, " inputs=%s", wg_types[s->type].name);
+    wg_buf_puts(out, ",");
+    types_text(out, s->inputs, 1, ninputs_of(s));
+  }
+  if (s->nparams > 0) {
+    wg_buf_puts(out, " params=");
+    types_text(out, s->params, 0, s->nparams);
+  }
+  return out->failed ? WG_ENOMEM : WG_OK;
+}
+
+int wg_spec_canonical(wg_context *ctx, wg_spec *out, const wg_spec *s) {
+  *out = *s;
+  if (out->ninputs < 1) out->ninputs = 1;
+  /* Unused slots do not tell specs apart. */
+  out->inputs[0] = s->type;
+  for (int k = out->ninputs; k < WG_MAX_INPUTS; k++) out->inputs[k] = WG_F32;
+  for (int k = out->nparams < 0 ? WG_MAX_PARAMS : out->nparams; k < WG_MAX_PARAMS; k++)
+    out->params[k] = WG_F32;
+  for (int k = 0; k < (int)WG_COUNT_OF(expr_keys); k++) {
+    if (!expr_text(s, k)) continue;
+    wg_expr *e = NULL;
+    wg_buf b = {0};
+    int rc = wg_spec_expr_parse(ctx, &e, s, expr_keys[k].role);
+    if (!rc) rc = wg_expr_format(e, &b) ? wg_fail(ctx, WG_ENOMEM, "out of memory") : WG_OK;
+    const char *text = rc ? NULL : wg_intern(ctx, b.data ? b.data : "", b.len);
+    if (!rc && !text) rc = WG_ENOMEM;
+    wg_expr_free(e);
+    wg_buf_free(&b);
+    if (rc) return rc;
+    set_expr_text(out, k, text);
+  }
+  return WG_OK;
+}
+
+/* A type list into types[first..]; *count gets how many. */
+static int parse_types(wg_context *ctx, const char *key, const char *val, size_t vlen,
+                       wg_type *types, int most, int *count) {
+  int n = 0;
+  const char *p = val, *end = val + vlen;
+  while (p <= end) {
+    const char *comma = memchr(p, ',', (size_t)(end - p));
+    const char *stop = comma ? comma : end;
+    int found = -1;
+    for (int t = 0; t < WG_TYPE_COUNT; t++)
+      if (strlen(wg_types[t].name) == (size_t)(stop - p) &&
+          memcmp(wg_types[t].name, p, (size_t)(stop - p)) == 0)
+        found = t;
+    if (found < 0)
+      return wg_fail(ctx, WG_ESPEC, "%s: '%s' is not a type (write e.g. %s=f32,i64)", key,
+                     wg_escape((char[64]){0}, 64, p, (size_t)(stop - p), false), key);
+    if (n == most)
+      return wg_fail(ctx, WG_ESPEC, "%s: more than %d types", key, most);
+    types[n++] = (wg_type)found;
+    p = stop + 1;
+  }
+  *count = n;
+  return WG_OK;
+}
+
+int wg_spec_expr_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
+                     const char *val, size_t vlen) {
+  for (int k = 0; k < (int)WG_COUNT_OF(expr_keys); k++) {
+    const char *name = expr_keys[k].name;
+    if (strlen(name) != klen || memcmp(name, key, klen) != 0) continue;
+    if (vlen < 2 || val[0] != '"' || val[vlen - 1] != '"')
+      return wg_fail(ctx, WG_ESPEC, "%s: write the expression in double quotes, e.g. "
+                     "%s=\"x * x\"", name, name);
+    /* Undo the escapes: \" and \\ only. */
+    char *text = malloc(vlen);
+    if (!text) return wg_fail(ctx, WG_ENOMEM, "out of memory");
+    size_t n = 0;
+    for (size_t j = 1; j + 1 < vlen; j++) {
+      if (val[j] == '\\') {
+        j++;
+        if (j + 1 >= vlen || (val[j] != '"' && val[j] != '\\')) {
+          free(text);
+          return wg_fail(ctx, WG_ESPEC, "%s: at %zu: a backslash escapes only '\"' "
+                         "and '\\\\'", name, j - 2);
+        }
+      }
+      text[n++] = val[j];
+    }
+    const char *interned = wg_intern(ctx, text, n);
+    free(text);
+    if (!interned) return WG_ENOMEM;
+    set_expr_text(s, k, interned);
+    return WG_OK;
+  }
+  wg_type types[WG_MAX_PARAMS];
+  int count = 0, rc;
+  if (klen == 6 && memcmp(key, "inputs", 6) == 0) {
+    if ((rc = parse_types(ctx, "inputs", val, vlen, types, WG_MAX_INPUTS, &count)))
+      return rc;
+    s->ninputs = count;
+    memcpy(s->inputs, types, (size_t)count * sizeof *types);
+    return WG_OK;
+  }
+  if (klen == 6 && memcmp(key, "params", 6) == 0) {
+    if ((rc = parse_types(ctx, "params", val, vlen, types, WG_MAX_PARAMS, &count)))
+      return rc;
+    s->nparams = count;
+    memcpy(s->params, types, (size_t)count * sizeof *types);
+    return WG_OK;
+  }
+  return -1; /* not an expression key */
+}
