@@ -40,8 +40,10 @@ static uint64_t gcd(uint64_t a, uint64_t b) {
  * (so every chunk is aligned when the base is), and enough chunks a thread
  * for about 4 vectors in flight. */
 static void pack_shape(wg_rows_shape *shape, uint64_t size, int64_t cols) {
+  /* Compare before multiplying: cols * size could wrap (to 0 at 2^62 f32
+   * columns, a division by zero below; found by tests/fuzz/fuzz_spec.c). */
+  if (cols < 1 || (uint64_t)cols > WG_PACK_MAX_ROW_BYTES / size) return;
   const uint64_t bytes = (uint64_t)cols * size;
-  if (cols < 1 || bytes > WG_PACK_MAX_ROW_BYTES) return;
   const uint64_t chunk = bytes / gcd(bytes, 16) * 16; /* lcm(bytes, 16) */
   shape->pack_rows = (int)(chunk / bytes);
   shape->pack_vectors = (int)(chunk / 16);

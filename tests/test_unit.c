@@ -538,6 +538,26 @@ START_TEST(resolve_array_and_rows) {
 }
 END_TEST
 
+/* Row lengths whose byte count wraps 64 bits (2^62 f32, 2^61 f64 columns
+ * are 0 bytes when multiplied out) make a long-row kernel, not a division
+ * by zero in the packed-row shape (found by tests/fuzz/fuzz_spec.c). */
+START_TEST(huge_cols_make_long_rows) {
+  static const char *const texts[] = {
+    "reduce-rows f32 argmax cols=4611686018427387904 arch=sm_90",
+    "reduce-rows f64 sum cols=2305843009213693952 arch=sm_90",
+    "reduce-rows f16 sum cols=9223372036854775807 arch=sm_90",
+  };
+  for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
+    wg_spec s;
+    ck_assert_int_eq(wg_spec_parse(ctx, &s, texts[k]), WG_OK);
+    char *src = NULL;
+    ck_assert_msg(wg_source(ctx, &src, &s) == WG_OK, "%s: %s", texts[k], wg_errmsg(ctx));
+    ck_assert_msg(strstr(src, "#define WG_LONG_ROWS 1"), "%s: not the long-row shape", texts[k]);
+    wg_free(src);
+  }
+}
+END_TEST
+
 START_TEST(output_shape_validates) {
   wg_spec s = WG_SPEC_INIT;
   uint64_t count = 7;
@@ -850,6 +870,7 @@ int main(void) {
   tcase_add_loop_test(spec, round_trip_every_listed_spec, 0, 2);
   tcase_add_test(spec, rejects_each_field);
   tcase_add_test(spec, validate_struct_fields);
+  tcase_add_test(spec, huge_cols_make_long_rows);
   tcase_add_test(spec, arch_checked_at_compile);
   tcase_add_test(spec, operator_model);
   tcase_add_test(spec, list_counts);
