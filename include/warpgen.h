@@ -17,10 +17,16 @@
  *     released with wg_free(); everything else stays owned by the library.
  *   - Device pointers are uint64_t, CUDA streams and contexts are void *, so
  *     this header needs no CUDA header.
- *   - Threads: there is no global mutable state except the driver table,
- *     which is resolved once and is thread-safe. A wg_context must be used by
- *     one thread at a time; separate contexts may be used in parallel from
- *     separate threads. Functions that take no context are thread-safe.
+ *   - Threads: there is no global mutable state except what is resolved
+ *     once per process under pthread_once and then only read: the driver's
+ *     and NVRTC's entry points, where NVRTC lives, and the text of the
+ *     expression helpers. A wg_context must be used by one thread at a
+ *     time; separate contexts may be used in parallel from separate
+ *     threads. Functions that take no context are thread-safe.
+ *   - Streams: every launch is asynchronous on the caller's stream (NULL:
+ *     the default stream) and nothing waits on the host unless a function
+ *     says so. Launches may overlap on any streams and inside CUDA graph
+ *     capture; see wg_reduce for the workspaces that makes this safe.
  *   - The library never prints, never exits and never aborts.
  */
 #ifndef WARPGEN_H
