@@ -176,12 +176,7 @@ int wg_reduce(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
   int status = plain_call_check(ctx, type, op, "wg_reduce");
   if (status != WG_OK) return status;
   const wg_reduction r = {WG_REDUCTION_VERSION, type, op, 1};
-  wg_scalar kparams[WG_MAX_PARAMS];
-  status = reduce_args(ctx, &r, &in, 1, NULL, 0, kparams);
-  wg_spec spec;
-  if (status == WG_OK) status = reduce_spec(ctx, &spec, WG_REDUCE_ARRAY, type, op);
-  if (status != WG_OK) return status;
-  return reduce_array(ctx, &spec, &in, n, kparams, out, stream);
+  return wg_reduce_ex(ctx, &r, &in, 1, n, NULL, 0, out, stream);
 }
 
 int wg_reduce_ex(wg_context *ctx, const wg_reduction *reduction, const uint64_t *inputs,
@@ -303,12 +298,7 @@ int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op, uint64_t in,
   int status = plain_call_check(ctx, type, op, "wg_reduce_rows");
   if (status != WG_OK) return status;
   const wg_reduction r = {WG_REDUCTION_VERSION, type, op, 1};
-  wg_scalar kparams[WG_MAX_PARAMS];
-  status = reduce_args(ctx, &r, &in, 1, NULL, 0, kparams);
-  wg_spec spec;
-  if (status == WG_OK) status = reduce_spec(ctx, &spec, WG_REDUCE_ROWS, type, op);
-  if (status != WG_OK) return status;
-  return reduce_rows(ctx, &spec, &in, rows, cols, row_stride, kparams, out, stream);
+  return wg_reduce_rows_ex(ctx, &r, &in, 1, rows, cols, row_stride, NULL, 0, out, stream);
 }
 
 int wg_reduce_rows_ex(wg_context *ctx, const wg_reduction *reduction,
