@@ -110,6 +110,13 @@ WG_API const char *wg_strerror(int status);
  * Whole-array and row reductions (see wg_reduce, wg_reduce_rows):
  *   WG_REDUCE_ARRAY  reduce-array  the whole array to one value
  *   WG_REDUCE_ROWS   reduce-rows   one value per row of `cols` elements
+ *
+ * Whole-array and row scans (see wg_scan_array, wg_scan_rows):
+ *   WG_SCAN_ARRAY    scan-array    inclusive prefixes of the whole array
+ *   WG_EXSCAN_ARRAY  exscan-array  exclusive prefixes (the first gets the
+ *                                  identity)
+ *   WG_SCAN_ROWS     scan-rows     inclusive prefixes along each row
+ *   WG_EXSCAN_ROWS   exscan-rows   exclusive prefixes along each row
  */
 typedef enum {
   WG_REDUCE = 0,
@@ -123,6 +130,10 @@ typedef enum {
   WG_MATCH,
   WG_REDUCE_ARRAY,
   WG_REDUCE_ROWS,
+  WG_SCAN_ARRAY,
+  WG_EXSCAN_ARRAY,
+  WG_SCAN_ROWS,
+  WG_EXSCAN_ROWS,
   WG_PRIMITIVE_COUNT
 } wg_primitive;
 
@@ -693,6 +704,67 @@ WG_API int wg_reduce_rows_spec(wg_context *ctx, const wg_spec *spec,
  * wg_spec_validate rejects, WG_EINVAL for NULL or another primitive.
  * Thread-safe. */
 WG_API int wg_reduce_spec_output_type(const wg_spec *spec);
+
+/* ------------------------------------------------------------------------ */
+/* Whole-array and row scans                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Writes the running prefixes of n elements of `in` (device pointer) under
+ * op to `out` (n elements of `type`): out[i] = in[0] op ... op in[i]
+ * (exclusive != 0: in[0] op ... op in[i - 1], out[0] the identity). op is
+ * sum, prod, min, max, and, or or xor (the others have no running form:
+ * WG_ESPEC naming them); the output has the input's type (f16 and bf16
+ * accumulate in f32 and each output is rounded once). out may be in (in
+ * place); any other overlap of the two is WG_EINVAL. n == 0 is a no-op.
+ * Asynchronous on stream.
+ *
+ * The result is the same bits on every run (a tile's prefix is always the
+ * chained fold of the tile totals before it). The spec form
+ * (wg_scan_array_spec with deterministic = 0, "scan-array f32 sum
+ * deterministic=0") takes the faster single pass CUB uses, whose floating
+ * sums and products change in their last bits from run to run; integers,
+ * min, max and the bitwise operators give the same bits either way.
+ *
+ * One pass over the data (decoupled look-back, 16 KiB tiles). An array of
+ * more than one tile gets a workspace for its stream as wg_reduce does (the
+ * same pool, the same streams and graph rules), 16 bytes and 8 (20 for
+ * 8-byte types) a tile: a launch larger than any before on that workspace
+ * grows it (cuMemAllocAsync and cuMemFreeAsync on `stream`, no host wait),
+ * and each launch zeroes its part with a cuMemsetD8Async on `stream`. */
+WG_API int wg_scan_array(wg_context *ctx, wg_type type, wg_operator op, int exclusive,
+                         uint64_t in, uint64_t n, uint64_t out, void *stream);
+
+/* The prefixes along each of `rows` rows of `cols` elements: row r is read
+ * from element r * in_stride of `in` and written from element
+ * r * out_stride of `out` (strides >= cols when rows > 1). Operators,
+ * output type, in place, determinism, streams and graphs as wg_scan_array;
+ * rows == 0 or cols == 0 is a no-op. Short rows run a group of lanes per
+ * row and need no workspace; long rows a warp per row when there are many,
+ * else tiles with look-back (a workspace as wg_scan_array). */
+WG_API int wg_scan_rows(wg_context *ctx, wg_type type, wg_operator op, int exclusive,
+                        uint64_t in, uint64_t rows, uint64_t cols, uint64_t in_stride,
+                        uint64_t out, uint64_t out_stride, void *stream);
+
+/* wg_scan_array for a spec of scan-array or exscan-array (e.g.
+ * "scan-array f32 sum deterministic=0", or a running user combine:
+ * "scan-array f64 combine=\"a + b\" identity=\"0\"", or a map of x and i:
+ * "scan-array i32 sum map=\"x * x\""). The output has the type
+ * wg_scan_spec_output_type gives. The spec is read during the call only.
+ * A spec of another primitive is WG_EINVAL, an invalid one WG_ESPEC. */
+WG_API int wg_scan_array_spec(wg_context *ctx, const wg_spec *spec, uint64_t in,
+                              uint64_t n, uint64_t out, void *stream);
+
+/* wg_scan_rows for a spec of scan-rows or exscan-rows (its cols is chosen
+ * by the call from `cols`; the spec's own is ignored). */
+WG_API int wg_scan_rows_spec(wg_context *ctx, const wg_spec *spec, uint64_t in,
+                             uint64_t rows, uint64_t cols, uint64_t in_stride,
+                             uint64_t out, uint64_t out_stride, void *stream);
+
+/* The output type of a scan spec: the operator's value type of the map's
+ * (else the input's) type, or with combine= the map's (else the input's)
+ * type; as a wg_type (>= 0), WG_ESPEC for an invalid spec, WG_EINVAL for
+ * NULL or another primitive. Thread-safe. */
+WG_API int wg_scan_spec_output_type(const wg_spec *spec);
 
 #ifdef __cplusplus
 }

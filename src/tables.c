@@ -223,6 +223,12 @@ const wg_primitive_info wg_primitives[WG_PRIMITIVE_COUNT] = {
                        &wg_family_reduce_array, true},
   [WG_REDUCE_ROWS] = {"reduce-rows", true, false, false, V(AUTO),
                       &wg_family_reduce_rows, true},
+  [WG_SCAN_ARRAY] = {"scan-array", true, false, false, V(AUTO), &wg_family_scan_array, true},
+  [WG_EXSCAN_ARRAY] = {"exscan-array", true, false, false, V(AUTO), &wg_family_scan_array,
+                       true},
+  [WG_SCAN_ROWS] = {"scan-rows", true, false, false, V(AUTO), &wg_family_scan_rows, true},
+  [WG_EXSCAN_ROWS] = {"exscan-rows", true, false, false, V(AUTO), &wg_family_scan_rows,
+                      true},
 };
 
 const char *const wg_variant_names[WG_VARIANT_COUNT] = {

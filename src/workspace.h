@@ -34,6 +34,15 @@ typedef struct wg_workspace {
 int wg_workspace_acquire(wg_context *ctx, const wg_driver_api *api,
                          CUstream stream, size_t zero_bytes, wg_workspace *ws);
 
+/* wg_workspace_acquire for a launch that needs `bytes` (at least
+ * WG_WORKSPACE_BYTES; the scans need more for large inputs): a pool slot
+ * smaller than that grows (memory allocated and the old freed in stream
+ * order on `stream`, no host wait; the first WG_WORKSPACE_TICKET_BYTES
+ * zeroed), a graph-owned one is allocated that large. */
+int wg_workspace_acquire_bytes(wg_context *ctx, const wg_driver_api *api,
+                               CUstream stream, size_t bytes, size_t zero_bytes,
+                               wg_workspace *ws);
+
 /* After the launch (launched: whether cuLaunchKernel succeeded): records
  * the pool workspace's event on `stream`, or frees the graph-owned one in
  * the graph. Returns the first error (the launch's own status wins). */

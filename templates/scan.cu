@@ -44,7 +44,14 @@ ${prelude}
 #define WG_GROUP ${group}   /* mode 0: lanes a row */
 #define WG_VPL ${vpl}       /* mode 0: 16-byte vectors a lane a pass */
 #define WG_EXCLUSIVE ${exclusive}
+/* Blocks an SM must hold: at most 85 registers a thread, so that three
+ * blocks' loads are in flight on every SM (four, 64 registers, spilled). */
+#define WG_MIN_BLOCKS 3
 #define WG_MULTI_WINDOW ${multi_window}
+/* The modes this kernel has: short rows only mode 0, whole arrays modes 1
+ * and 2, long rows all three (each path costs registers). */
+#define WG_HAS_GROUPS ${has_groups}
+#define WG_HAS_TILES ${has_tiles}
 #define WG_VEC ((int)(16 / sizeof(wg_elem)))          /* elements a vector */
 #define WG_TILE ((unsigned long long)WG_BLOCK * WG_VPT * WG_VEC) /* elements a tile */
 #define WG_FULL 0xffffffffu
@@ -161,6 +168,7 @@ static __device__ __forceinline__ wg_acc wg_group_prefixes(const wg_acc (&s)[V][
 }
 
 /* --- mode 0: a group of lanes per row ------------------------------------ */
+#if WG_HAS_GROUPS
 
 static __device__ __forceinline__ void wg_rows_grouped(
     const wg_elem *in, wg_out *out, unsigned long long rows, unsigned long long cols,
@@ -203,7 +211,10 @@ static __device__ __forceinline__ void wg_rows_grouped(
   }
 }
 
+#endif
+
 /* --- modes 1 and 2: tiles ------------------------------------------------ */
+#if WG_HAS_TILES
 
 static __device__ __forceinline__ void wg_st_relaxed(unsigned long long *p,
                                                      unsigned long long v) {
@@ -222,15 +233,21 @@ static __device__ __forceinline__ unsigned wg_ld_acquire(const unsigned *p) {
   asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
   return v;
 }
+/* An accumulator's bits in the low bytes of a word, and back. */
+union wg_acc_word {
+  wg_acc v;
+  unsigned long long b;
+};
 static __device__ __forceinline__ unsigned long long wg_acc_bits(wg_acc v) {
-  unsigned long long b = 0;
-  __builtin_memcpy(&b, &v, sizeof v);
-  return b;
+  wg_acc_word u;
+  u.b = 0;
+  u.v = v;
+  return sizeof(wg_acc) < 8 ? u.b & 0xffffffffull : u.b;
 }
 static __device__ __forceinline__ wg_acc wg_acc_of_bits(unsigned long long b) {
-  wg_acc v;
-  __builtin_memcpy(&v, &b, sizeof v);
-  return v;
+  wg_acc_word u;
+  u.b = b;
+  return u.v;
 }
 
 /* The workspace of mode 2 (the launcher computes the same layout): the
@@ -427,13 +444,20 @@ static __device__ __forceinline__ void wg_tiles(
   }
 }
 
-extern "C" __global__ void __launch_bounds__(WG_BLOCK)
+#endif
+
+extern "C" __global__ void __launch_bounds__(WG_BLOCK, WG_MIN_BLOCKS)
 ${kernel}(const wg_elem *in, wg_out *out, unsigned long long rows, unsigned long long cols,
     unsigned long long in_stride, unsigned long long out_stride, unsigned mode,
     unsigned char *workspace)
 {
-  if (mode == 0)
-    wg_rows_grouped(in, out, rows, cols, in_stride, out_stride);
-  else
+#if WG_HAS_GROUPS
+  if (mode == 0) wg_rows_grouped(in, out, rows, cols, in_stride, out_stride);
+#endif
+#if WG_HAS_TILES
+  if (mode != 0)
     wg_tiles(in, out, rows, cols, in_stride, out_stride, mode == 2 ? workspace : nullptr);
+#endif
+  (void)mode;
+  (void)workspace;
 }

@@ -1,0 +1,407 @@
+/*
+ * fam_scan.c - the scan family: inclusive and exclusive prefixes of a
+ * whole array (scan-array, exscan-array) and of every row of a matrix
+ * (scan-rows, exscan-rows). The descriptors (validation, spec text, kernel
+ * name, source from templates/scan.cu) and the calls users make
+ * (wg_scan_array, wg_scan_rows and their _spec forms): argument checks,
+ * the launch shape, the workspace, the launch.
+ *
+ * How a launch runs (templates/scan.cu says how each mode works):
+ *   - rows of at most WG_SCAN_SHORT_VECTORS 16-byte vectors: a group of
+ *     lanes per row (mode 0), the group's size chosen from the spec's cols;
+ *   - whole arrays and longer rows: tiles of WG_SCAN_TILE_VECTORS vectors;
+ *     one tile in all goes to one block (mode 1, no workspace), more tiles
+ *     to a grid of resident blocks with decoupled look-back (mode 2), whose
+ *     tile counter and statuses are zeroed by a memset on the caller's
+ *     stream before the launch, in a workspace of the stream's own
+ *     (workspace.c), after its reduction tickets;
+ *   - long rows, many of them: a warp per row (mode 0) fills the GPU
+ *     without any workspace.
+ */
+#include "driver.h"
+#include "expr.h"
+#include "family.h"
+#include "kernel.h"
+#include "reduce.h"
+#include "workspace.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Threads a block: the template is compiled for exactly this. */
+#define WG_SCAN_BLOCK 256u
+/* Modes 1 and 2: 16-byte vectors a thread a tile (a tile: 16 KiB). */
+#define WG_SCAN_VPT 4u
+#define WG_SCAN_TILE_VECTORS (WG_SCAN_BLOCK * WG_SCAN_VPT)
+/* Rows of up to this many vectors get a group of lanes (mode 0). */
+#define WG_SCAN_SHORT_VECTORS 256u
+/* Rows of a warp: this many vectors a lane a pass (8 took 146 registers
+ * for f32, one block an SM). */
+#define WG_SCAN_LONG_VPL 4
+/* Where the scan's part of a workspace starts: after the reductions'
+ * tickets, which must stay zero between launches. */
+#define WG_SCAN_WS_OFFSET WG_WORKSPACE_TICKET_BYTES
+/* gridDim.x may not exceed this. */
+#define WG_SCAN_MAX_GRID 0x7fffffffull
+
+/* --- shapes --------------------------------------------------------------- */
+
+static uint64_t pow2_at_least(uint64_t x) {
+  uint64_t p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+
+static bool is_rows(wg_primitive p) { return p == WG_SCAN_ROWS || p == WG_EXSCAN_ROWS; }
+static bool is_exclusive(wg_primitive p) {
+  return p == WG_EXSCAN_ARRAY || p == WG_EXSCAN_ROWS;
+}
+
+/* Mode 0's group: lanes a row and vectors a lane a pass, for a spec's cols
+ * (rounded up to a power of two of vectors, or 0: long rows, a warp). One
+ * or two vectors: one lane; up to 64: half as many lanes as vectors, two
+ * each; longer: a warp, four each a pass. */
+typedef struct scan_shape {
+  int group, vpl;
+} scan_shape;
+
+static scan_shape shape_for(const wg_spec *s) {
+  const scan_shape long_rows = {32, WG_SCAN_LONG_VPL};
+  if (!is_rows(s->primitive)) return (scan_shape){32, 1}; /* mode 0 unused */
+  const uint64_t vec = 16u / wg_types[s->type].size, cols = (uint64_t)s->cols;
+  if (s->cols <= 0 || cols / vec > WG_SCAN_SHORT_VECTORS) return long_rows;
+  const uint64_t vectors = pow2_at_least(cols / vec + (cols % vec != 0));
+  if (vectors > WG_SCAN_SHORT_VECTORS) return long_rows;
+  if (vectors <= 2) return (scan_shape){1, vectors < 1 ? 1 : (int)vectors};
+  if (vectors <= 64) return (scan_shape){(int)vectors / 2, 2};
+  return (scan_shape){32, WG_SCAN_LONG_VPL}; /* one pass or two */
+}
+
+/* The cols a scan-rows spec is made with for rows of `cols` elements: the
+ * longest row of the same shape (rows that share a shape share a kernel),
+ * 0 for long rows. */
+static int64_t spec_cols(wg_type type, uint64_t cols) {
+  const uint64_t vec = 16u / wg_types[type].size;
+  const uint64_t vectors = cols / vec + (cols % vec != 0);
+  if (vectors > WG_SCAN_SHORT_VECTORS) return 0;
+  return (int64_t)(pow2_at_least(vectors ? vectors : 1) * vec);
+}
+
+/* Is the operator exact (any grouping gives the same bits)? Integers,
+ * min, max and the bitwise operators are; floating sums and products and
+ * user combines are not (a combine's algebra is unknown). */
+static bool exact_operator(const wg_spec *s) {
+  if (s->combine) return false;
+  if (!wg_types[wg_spec_value_type(s)].is_float) return true;
+  return s->op == WG_OP_MIN || s->op == WG_OP_MAX;
+}
+
+/* Bytes of the accumulator: f16 and bf16 accumulate in f32. */
+static size_t acc_bytes(const wg_spec *s) {
+  const size_t size = wg_types[wg_spec_value_type(s)].size;
+  return size < 4 ? 4 : size;
+}
+
+/* --- the descriptor -------------------------------------------------------- */
+
+static bool scan_operator(wg_operator op) {
+  return op >= WG_OP_SUM && op <= WG_OP_XOR;
+}
+
+static int scan_validate(wg_context *ctx, const wg_spec *s, int arch) {
+  (void)arch;
+  const char *pn = wg_primitives[s->primitive].name;
+  if (!s->combine && !scan_operator(s->op))
+    return wg_fail(ctx, WG_ESPEC, "operator: '%s' has no running form; '%s' takes sum, "
+                   "prod, min, max, and, or, xor, or combine= with identity=",
+                   wg_operators[s->op].name, pn);
+  if (s->cols < 0) return wg_fail(ctx, WG_ESPEC, "cols: %" PRId64 " is negative", s->cols);
+  if (s->deterministic != 0 && s->deterministic != 1)
+    return wg_fail(ctx, WG_ESPEC, "deterministic: %d is neither 0 nor 1", s->deterministic);
+  if (s->final)
+    return wg_fail(ctx, WG_ESPEC, "final: '%s' writes every prefix as it is; it takes no "
+                   "final=", pn);
+  if (s->ninputs > 1)
+    return wg_fail(ctx, WG_ESPEC, "inputs: '%s' reads one input", pn);
+  if (s->nparams != 0)
+    return wg_fail(ctx, WG_ESPEC, "params: '%s' takes no parameters (its map= reads x "
+                   "and i)", pn);
+  if (s->map && wg_spec_elementwise(s))
+    return wg_fail(ctx, WG_ESPEC, "map: '%s' maps may read x and i only", pn);
+  return WG_OK;
+}
+
+static void scan_format_keys(wg_buf *out, const wg_spec *s) {
+  if (is_rows(s->primitive)) wg_buf_printf(out, " cols=%" PRId64, s->cols);
+  if (s->deterministic != 1) wg_buf_printf(out, " deterministic=%d", s->deterministic);
+}
+
+static void scan_name_suffix(wg_buf *out, const wg_spec *s) {
+  if (s->cols) wg_buf_printf(out, "_c%lld", (long long)s->cols);
+  if (!s->deterministic) wg_buf_puts(out, "_fast");
+}
+
+static int scan_source(wg_context *ctx, wg_buf *out, const wg_spec *s) {
+  const int len = wg_spec_format(NULL, 0, s);
+  char *spec_text = len > 0 ? malloc((size_t)len + 1) : NULL;
+  if (!spec_text) return wg_fail(ctx, WG_ENOMEM, "out of memory");
+  wg_spec_format(spec_text, (size_t)len + 1, s);
+  char kernel[128], block[16], vpt[16], group[16], vpl[16];
+  wg_kernel_name(kernel, sizeof kernel, s);
+  const scan_shape shape = shape_for(s);
+  snprintf(block, sizeof block, "%u", WG_SCAN_BLOCK);
+  snprintf(vpt, sizeof vpt, "%u", WG_SCAN_VPT);
+  snprintf(group, sizeof group, "%d", shape.group);
+  snprintf(vpl, sizeof vpl, "%d", shape.vpl);
+  const bool exclusive = is_exclusive(s->primitive);
+  /* Whole windows of aggregates may be folded when the order cannot
+   * change the bits, or when the caller gave up determinism. */
+  const bool multi_window = !s->deterministic || exact_operator(s);
+  wg_buf prelude = {0};
+  int rc = wg_codegen_prelude(ctx, &prelude, s);
+  if (!rc && prelude.failed) rc = wg_fail(ctx, WG_ENOMEM, "out of memory");
+  if (!rc) {
+    const wg_template_var vars[] = {
+      {"spec", spec_text},
+      {"version", WG_VERSION_STRING},
+      {"kind", exclusive ? "exclusive" : "inclusive"},
+      {"prelude", prelude.data},
+      {"kernel", kernel},
+      {"block", block},
+      {"vpt", vpt},
+      {"group", group},
+      {"vpl", vpl},
+      {"exclusive", exclusive ? "1" : "0"},
+      {"multi_window", multi_window ? "1" : "0"},
+      {"has_groups", is_rows(s->primitive) ? "1" : "0"},
+      {"has_tiles", !is_rows(s->primitive) || s->cols == 0 ? "1" : "0"},
+    };
+    rc = wg_template_render(ctx, out, "scan.cu", vars, WG_COUNT_OF(vars));
+  }
+  wg_buf_free(&prelude);
+  free(spec_text);
+  return rc;
+}
+
+const wg_family wg_family_scan_array = {
+  .name = "scan-array",
+  .keys = WG_KEY_DETERMINISTIC,
+  .validate = scan_validate,
+  .format_keys = scan_format_keys,
+  .name_suffix = scan_name_suffix,
+  .source = scan_source,
+};
+
+const wg_family wg_family_scan_rows = {
+  .name = "scan-rows",
+  .keys = WG_KEY_COLS | WG_KEY_DETERMINISTIC,
+  .validate = scan_validate,
+  .format_keys = scan_format_keys,
+  .name_suffix = scan_name_suffix,
+  .source = scan_source,
+};
+
+/* --- launches --------------------------------------------------------------- */
+
+/* Bytes of the scan's part of a mode-2 workspace for `tiles` tiles, and
+ * how many of them the launch needs zeroed (templates/scan.cu,
+ * wg_statuses_at: the counter, then packed words or states and values). */
+static void status_bytes(const wg_spec *s, uint64_t tiles, size_t *bytes, size_t *zero) {
+  if (acc_bytes(s) <= 4) {
+    *bytes = *zero = 16 + (size_t)tiles * 8u;
+  } else {
+    *zero = 16 + (size_t)tiles * 4u;
+    *bytes = 16 + ((size_t)tiles * 4u + 7u) / 8u * 8u + (size_t)tiles * 16u;
+  }
+}
+
+/* Launches k in `mode` with `grid` blocks; mode 2 gets a workspace with
+ * its counter and statuses zeroed on `stream` first. */
+static int launch(wg_context *ctx, const wg_kernel *k, const wg_spec *s, unsigned mode,
+                  uint64_t grid, uint64_t tiles, CUdeviceptr in, CUdeviceptr out,
+                  uint64_t rows, uint64_t cols, uint64_t in_stride, uint64_t out_stride,
+                  void *stream) {
+  if ((unsigned)k->max_block_size < WG_SCAN_BLOCK)
+    return wg_fail(ctx, WG_ECUDA, "%s allows %d threads a block; it needs %u", k->name,
+                   k->max_block_size, WG_SCAN_BLOCK);
+  if (grid < 1) grid = 1;
+  if (grid > WG_SCAN_MAX_GRID) grid = WG_SCAN_MAX_GRID;
+  wg_device_scope scope;
+  const wg_driver_api *api = NULL;
+  int status = wg_device_enter(ctx, &scope, &api);
+  if (status != WG_OK) return status;
+  const CUstream cs = (CUstream)stream;
+  wg_workspace ws = {0, -1, 0};
+  CUdeviceptr workspace = 0;
+  size_t bytes = 0, zero = 0;
+  if (mode == 2) {
+    status_bytes(s, tiles, &bytes, &zero);
+    status = wg_workspace_acquire_bytes(ctx, api, cs, WG_SCAN_WS_OFFSET + bytes,
+                                        WG_WORKSPACE_TICKET_BYTES, &ws);
+    if (status == WG_OK) {
+      workspace = ws.ptr + WG_SCAN_WS_OFFSET;
+      status = wg_cuda_status(ctx, api->MemsetD8Async(workspace, 0, zero, cs),
+                              "cuMemsetD8Async (the scan's tile statuses)");
+      if (status != WG_OK) wg_workspace_release(ctx, api, cs, &ws, false);
+    }
+  }
+  if (status == WG_OK) {
+    unsigned long long r = rows, c = cols, is = in_stride, os = out_stride;
+    void *params[] = {&in, &out, &r, &c, &is, &os, &mode, &workspace};
+    status = wg_cuda_status(ctx,
+                            api->LaunchKernel(k->function, (unsigned)grid, 1, 1,
+                                              WG_SCAN_BLOCK, 1, 1, 0, cs, params, NULL),
+                            "cuLaunchKernel");
+    if (mode == 2) {
+      const int released = wg_workspace_release(ctx, api, cs, &ws, status == WG_OK);
+      if (status == WG_OK) status = released;
+    }
+  }
+  wg_device_leave(ctx, &scope);
+  if (status == WG_OK) wg_errmsg_clear(ctx);
+  return status;
+}
+
+/* The elements a matrix of `rows` rows of `cols`, `stride` apart, spans. */
+static int span_of(wg_context *ctx, uint64_t *span, const char *what, uint64_t rows,
+                   uint64_t cols, uint64_t stride) {
+  if (rows > 1 && stride < cols)
+    return wg_fail(ctx, WG_EINVAL, "%s row stride %" PRIu64 " is shorter than a row (%"
+                   PRIu64 " columns)", what, stride, cols);
+  if (rows - 1 > (UINT64_MAX - cols) / (stride ? stride : 1))
+    return wg_fail(ctx, WG_ERANGE, "%" PRIu64 " rows of stride %" PRIu64 " overflow", rows,
+                   stride);
+  *span = (rows - 1) * stride + cols;
+  return WG_OK;
+}
+
+/* A scan of a validated spec over `rows` rows (scan-array: one row of n). */
+static int scan_run(wg_context *ctx, const wg_spec *specp, uint64_t in, uint64_t rows,
+                    uint64_t cols, uint64_t in_stride, uint64_t out, uint64_t out_stride,
+                    void *stream) {
+  wg_spec spec = *specp;
+  if (rows == 0 || cols == 0) {
+    wg_errmsg_clear(ctx);
+    return WG_OK;
+  }
+  const size_t in_size = wg_types[spec.type].size;
+  const size_t out_size = wg_types[wg_spec_out_type(&spec)].size;
+  uint64_t in_span = 0, out_span = 0;
+  int status = span_of(ctx, &in_span, "input", rows, cols, in_stride);
+  if (status == WG_OK) status = span_of(ctx, &out_span, "output", rows, cols, out_stride);
+  if (status == WG_OK) status = wg_check_device_buffer(ctx, "input", in, in_span, in_size);
+  if (status == WG_OK) status = wg_check_device_buffer(ctx, "output", out, out_span, out_size);
+  if (status != WG_OK) return status;
+  /* In place is fine (each element is read and then written by one
+   * thread); any other overlap would read outputs as inputs. */
+  const bool in_place = in == out && in_size == out_size && (rows == 1 || in_stride == out_stride);
+  if (!in_place && in < out + out_span * out_size && out < in + in_span * in_size)
+    return wg_fail(ctx, WG_EINVAL, "the output overlaps the input without being the same "
+                   "elements (in place)");
+
+  if (is_rows(spec.primitive)) spec.cols = spec_cols(spec.type, cols);
+  wg_kernel *k = NULL;
+  status = wg_kernel_get(ctx, &k, &spec);
+  if (status != WG_OK) return status;
+  const uint64_t resident = k->default_grid ? k->default_grid : 1;
+  const uint64_t warps = WG_SCAN_BLOCK / 32u;
+  const scan_shape shape = shape_for(&spec);
+  if (is_rows(spec.primitive) && (spec.cols != 0 || rows >= resident * warps / 2)) {
+    /* A group per row; long rows: a warp each, enough of them to give
+     * every resident warp one. */
+    const uint64_t per_block = WG_SCAN_BLOCK / (uint64_t)shape.group;
+    uint64_t grid = rows / per_block + (rows % per_block != 0);
+    if (grid > resident) grid = resident;
+    return launch(ctx, k, &spec, 0, grid, 0, in, out, rows, cols, in_stride, out_stride,
+                  stream);
+  }
+  const uint64_t tile = (uint64_t)WG_SCAN_TILE_VECTORS * (16u / in_size);
+  const uint64_t chunks = cols / tile + (cols % tile != 0);
+  if (rows > UINT64_MAX / chunks)
+    return wg_fail(ctx, WG_ERANGE, "%" PRIu64 " rows of %" PRIu64 " tiles overflow", rows,
+                   chunks);
+  const uint64_t tiles = rows * chunks;
+  if (tiles == 1)
+    return launch(ctx, k, &spec, 1, 1, tiles, in, out, rows, cols, in_stride, out_stride,
+                  stream);
+  const uint64_t grid = tiles < resident ? tiles : resident;
+  /* The tile counter is 32 bits and every block takes one id past the
+   * last tile. */
+  if (tiles + grid > UINT32_MAX)
+    return wg_fail(ctx, WG_ERANGE, "%" PRIu64 " tiles of %" PRIu64 " elements are more "
+                   "than a scan takes (2^32)", tiles, tile);
+  return launch(ctx, k, &spec, 2, grid, tiles, in, out, rows, cols, in_stride, out_stride,
+                stream);
+}
+
+/* The spec of a plain call, validated. */
+static int plain_spec(wg_context *ctx, wg_spec *spec, wg_primitive primitive, wg_type type,
+                      wg_operator op) {
+  wg_spec_init(spec);
+  if ((unsigned)type >= WG_TYPE_COUNT)
+    return wg_fail(ctx, WG_EINVAL, "type %d is not a warpgen type", (int)type);
+  if ((unsigned)op >= WG_OPERATOR_COUNT)
+    return wg_fail(ctx, WG_EINVAL, "operator %d is not a warpgen operator", (int)op);
+  spec->primitive = primitive;
+  spec->type = type;
+  spec->op = op;
+  return wg_spec_validate(ctx, spec);
+}
+
+/* A caller's spec: valid, and of the array or the rows kind asked for. */
+static int spec_check(wg_context *ctx, const wg_spec *spec, bool rows) {
+  int status = wg_spec_validate(ctx, spec);
+  if (status != WG_OK) return status;
+  const wg_primitive p = spec->primitive;
+  if (!(rows ? is_rows(p) : p == WG_SCAN_ARRAY || p == WG_EXSCAN_ARRAY))
+    return wg_fail(ctx, WG_EINVAL, "the spec is a '%s', not a %s", wg_primitives[p].name,
+                   rows ? "'scan-rows' or 'exscan-rows'" : "'scan-array' or 'exscan-array'");
+  return WG_OK;
+}
+
+int wg_scan_array(wg_context *ctx, wg_type type, wg_operator op, int exclusive,
+                  uint64_t in, uint64_t n, uint64_t out, void *stream) {
+  if (!ctx) return WG_EINVAL;
+  wg_spec spec;
+  int status = plain_spec(ctx, &spec, exclusive ? WG_EXSCAN_ARRAY : WG_SCAN_ARRAY, type, op);
+  if (status != WG_OK) return status;
+  return scan_run(ctx, &spec, in, 1, n, n, out, n, stream);
+}
+
+int wg_scan_rows(wg_context *ctx, wg_type type, wg_operator op, int exclusive,
+                 uint64_t in, uint64_t rows, uint64_t cols, uint64_t in_stride,
+                 uint64_t out, uint64_t out_stride, void *stream) {
+  if (!ctx) return WG_EINVAL;
+  wg_spec spec;
+  int status = plain_spec(ctx, &spec, exclusive ? WG_EXSCAN_ROWS : WG_SCAN_ROWS, type, op);
+  if (status != WG_OK) return status;
+  return scan_run(ctx, &spec, in, rows, cols, in_stride, out, out_stride, stream);
+}
+
+int wg_scan_array_spec(wg_context *ctx, const wg_spec *spec, uint64_t in, uint64_t n,
+                       uint64_t out, void *stream) {
+  if (!ctx) return WG_EINVAL;
+  int status = spec_check(ctx, spec, false);
+  if (status != WG_OK) return status;
+  return scan_run(ctx, spec, in, 1, n, n, out, n, stream);
+}
+
+int wg_scan_rows_spec(wg_context *ctx, const wg_spec *spec, uint64_t in, uint64_t rows,
+                      uint64_t cols, uint64_t in_stride, uint64_t out, uint64_t out_stride,
+                      void *stream) {
+  if (!ctx) return WG_EINVAL;
+  int status = spec_check(ctx, spec, true);
+  if (status != WG_OK) return status;
+  return scan_run(ctx, spec, in, rows, cols, in_stride, out, out_stride, stream);
+}
+
+int wg_scan_spec_output_type(const wg_spec *spec) {
+  if (!spec) return WG_EINVAL;
+  int status = wg_spec_validate(NULL, spec);
+  if (status != WG_OK) return status;
+  const wg_primitive p = spec->primitive;
+  if (p != WG_SCAN_ARRAY && p != WG_EXSCAN_ARRAY && !is_rows(p)) return WG_EINVAL;
+  return (int)wg_spec_out_type(spec);
+}
