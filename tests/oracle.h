@@ -160,6 +160,20 @@ void wg_oracle_warp_check(wg_oracle_report *report, const wg_spec *spec, const v
                           uint64_t n, const void *out, uint64_t group_begin,
                           uint64_t group_end);
 
+/* --- whole-array and row scans (oracle_scan.c) ----------------------------- */
+
+/* Checks `rows` scanned rows of `cols` elements of `type` with op (sum,
+ * prod, min, max, and, or, xor): row r's inputs start at element
+ * r * in_stride of `in`, its outputs (of `type`) at element r * out_stride
+ * of `out`. Output k must be the fold of elements 0..k (exclusive: 0..k-1,
+ * the identity for k = 0): integers exactly, float min/max exactly (fmin/
+ * fmax: a NaN loses), float sums within c(k + 1) u S1 and products within
+ * 2 (k + 9) u |want|, plus the store's error. Adds the outcome to *report
+ * (first_index: r * cols + k). A scan-array is one row. */
+void wg_oracle_scan_check(wg_oracle_report *report, wg_type type, wg_operator op,
+                          bool exclusive, const void *in, uint64_t rows, uint64_t cols,
+                          uint64_t in_stride, const void *out, uint64_t out_stride);
+
 /* --- both ---------------------------------------------------------------- */
 
 /* Checks `rows` reductions of `cols` elements each (row r from element
