@@ -25,6 +25,7 @@ from .ops import (argmax, argmin, ballot, count_nonzero, logsumexp, match,
                   mean, norm, reduce, reduce_rows, std, var, warp, warp_all,
                   warp_allreduce, warp_any, warp_broadcast, warp_exscan,
                   warp_reduce, warp_scan)
+from .scan import cummax, cummin, cumprod, cumsum, scan
 from .spec import Spec
 from .tools import find_disassembler
 
@@ -86,7 +87,8 @@ __all__ = [
     "TYPES", "TemplateError", "VARIANTS", "all", "any", "argmax", "argmin",
     "ballot", "count_nonzero", "cubin", "default_context", "device_info",
     "find_disassembler", "logsumexp", "match", "mean", "norm", "ptx",
-    "ReductionKernel", "reduce", "reduce_rows", "sass", "source", "spec_list", "std", "var",
+    "ReductionKernel", "reduce", "reduce_rows", "sass", "scan", "cumsum",
+    "cumprod", "cummax", "cummin", "source", "spec_list", "std", "var",
     "warp",
     "warp_all", "warp_allreduce", "warp_any", "warp_broadcast",
     "warp_exscan", "warp_reduce", "warp_scan",

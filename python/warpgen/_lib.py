@@ -233,6 +233,13 @@ _SIGNATURES = {
                                    _u64, _u64, _P(wg_scalar), _size, _u64,
                                    _vp]),
     "wg_reduce_spec_output_type": (_int, [_P(wg_spec)]),
+    "wg_scan_array": (_int, [_ctx, _int, _int, _int, _u64, _u64, _u64, _vp]),
+    "wg_scan_rows": (_int, [_ctx, _int, _int, _int, _u64, _u64, _u64, _u64, _u64,
+                            _u64, _vp]),
+    "wg_scan_array_spec": (_int, [_ctx, _P(wg_spec), _u64, _u64, _u64, _vp]),
+    "wg_scan_rows_spec": (_int, [_ctx, _P(wg_spec), _u64, _u64, _u64, _u64, _u64,
+                                 _u64, _vp]),
+    "wg_scan_spec_output_type": (_int, [_P(wg_spec)]),
 }
 
 for _name, (_restype, _argtypes) in _SIGNATURES.items():
