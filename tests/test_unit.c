@@ -269,6 +269,9 @@ START_TEST(list_counts) {
    * 4 floating types: 44 + 32 + 24. */
   ck_assert_uint_eq(per_prim[WG_REDUCE_ARRAY], 100);
   ck_assert_uint_eq(per_prim[WG_REDUCE_ROWS], 100);
+  /* The scans: the 44 (type, op) pairs of sum..xor, each once. */
+  ck_assert_uint_eq(per_prim[WG_SCAN_ARRAY] + per_prim[WG_EXSCAN_ARRAY] +
+                        per_prim[WG_SCAN_ROWS] + per_prim[WG_EXSCAN_ROWS], 4 * 44);
   wg_free(list);
   /* On sm_75 redux disappears. */
   ck_assert_int_eq(wg_spec_list(ctx, &list, &n, 75), WG_OK);

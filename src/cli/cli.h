@@ -47,4 +47,18 @@ int wg_cli_bench(int argc, char **argv); /* cmd_run.c */
 int wg_cli_info_devices(void);           /* cmd_run.c */
 int wg_cli_cache(int argc, char **argv); /* cmd_cache.c */
 
+/* The scans in run and bench (run_scan.c): 1 for scan-array and
+ * exscan-array, 2 for scan-rows and exscan-rows, 0 for any other spec; the
+ * output's element size (0: an invalid spec); why run cannot check a scan
+ * spec (NULL: it can); one launch over rows x cols touching rows on the
+ * default stream; the oracle's check of every output. */
+struct wg_oracle_report;
+int wg_cli_scan_kind(const wg_spec *spec);
+size_t wg_cli_scan_out_size(const wg_spec *spec);
+const char *wg_cli_scan_uncheckable(const wg_spec *spec);
+int wg_cli_scan_launch(wg_context *ctx, const wg_spec *spec, uint64_t in, uint64_t rows,
+                       uint64_t cols, uint64_t out);
+void wg_cli_scan_check(struct wg_oracle_report *report, const wg_spec *spec, const void *in,
+                       uint64_t rows, uint64_t cols, const void *out);
+
 #endif /* WG_CLI_H */

@@ -169,8 +169,10 @@ static int job_make(run_job *job, const wg_spec *spec, const run_args *a,
                     const char *cmd) {
   memset(job, 0, sizeof *job);
   job->spec = spec;
+  const int scan = wg_cli_scan_kind(spec); /* 1: array, 2: rows (run_scan.c) */
+  const bool rows_wise = spec->primitive == WG_REDUCE_ROWS || scan == 2;
   job->reduction = spec->primitive == WG_REDUCE_ARRAY ||
-                   spec->primitive == WG_REDUCE_ROWS;
+                   spec->primitive == WG_REDUCE_ROWS || scan;
   job->n = a->n;
   job->config = a->config;
   const char *why = NULL;
@@ -188,10 +190,14 @@ static int job_make(run_job *job, const wg_spec *spec, const run_args *a,
   if (a->have_launch)
     why = "--block and --grid are for the warp primitives (the reductions "
           "choose their own launch)";
-  else if (wg_reduce_output_type(spec->type, spec->op) < 0)
+  else if (!scan && wg_reduce_output_type(spec->type, spec->op) < 0)
     why = "this operator does not take this type"; /* the parser refuses first */
-  else if (spec->primitive == WG_REDUCE_ARRAY && (a->have_rows || a->have_cols))
-    why = "--rows and --cols are for reduce-rows (reduce-array takes --n)";
+  else if (!rows_wise && (a->have_rows || a->have_cols))
+    why = "--rows and --cols are for reduce-rows and scan-rows (the arrays take --n)";
+  else if (scan && a->nparams)
+    why = "--param is for reduce-array and reduce-rows";
+  else if (scan && !strcmp(cmd, "run") && wg_cli_scan_uncheckable(spec))
+    why = wg_cli_scan_uncheckable(spec);
   job->reduce = (wg_reduction)WG_REDUCTION_INIT;
   job->reduce.type = spec->type;
   job->reduce.op = spec->op;
@@ -199,13 +205,14 @@ static int job_make(run_job *job, const wg_spec *spec, const run_args *a,
   job->nparams = a->nparams;
   job->rows = 1;
   job->cols = a->n;
-  if (!why && spec->primitive == WG_REDUCE_ROWS) {
+  if (!why && rows_wise) {
     const uint64_t spec_cols = (uint64_t)spec->cols;
     job->cols = a->have_cols ? a->cols : spec_cols;
     if (a->have_cols && spec_cols && a->cols != spec_cols)
       why = "--cols differs from the spec's cols=";
     else if (!a->have_cols && !spec_cols)
-      why = "reduce-rows needs --cols C (or cols=C in the spec)";
+      why = scan ? "scan-rows needs --cols C (or cols=C in the spec)"
+                 : "reduce-rows needs --cols C (or cols=C in the spec)";
     else if (a->have_rows && a->have_n)
       why = "give --rows or --n, not both";
     else if (a->have_rows)
@@ -229,6 +236,11 @@ static int job_make(run_job *job, const wg_spec *spec, const run_args *a,
 static int job_output_shape(const run_job *job, uint64_t *count, size_t *size) {
   if (!job->reduction)
     return wg_output_shape(count, size, job->spec, job->n);
+  if (wg_cli_scan_kind(job->spec)) {
+    *count = job->rows * job->cols;
+    *size = wg_cli_scan_out_size(job->spec);
+    return *size ? WG_OK : WG_ESPEC;
+  }
   *count = job->rows;
   *size = wg_type_size((wg_type)wg_reduce_output_type(job->spec->type, job->spec->op));
   return WG_OK;
@@ -296,6 +308,8 @@ static int job_launch(wg_context *ctx, const run_job *job, const run_buffers *b)
     return wg_reduce_rows_ex(ctx, &job->reduce, &b->dev_in, 1, job->rows, job->cols,
                              job->cols, job->params, job->nparams, b->dev_out, NULL);
   default:
+    if (wg_cli_scan_kind(job->spec))
+      return wg_cli_scan_launch(ctx, job->spec, b->dev_in, job->rows, job->cols, b->dev_out);
     return wg_warp_launch(ctx, job->kernel, b->dev_in, b->dev_out, job->n, NULL,
                           &job->config);
   }
@@ -305,7 +319,9 @@ static int job_launch(wg_context *ctx, const run_job *job, const run_buffers *b)
 static void job_check(wg_oracle_report *report, const run_job *job,
                       const run_buffers *b) {
   wg_oracle_report_init(report);
-  if (job->reduction)
+  if (wg_cli_scan_kind(job->spec))
+    wg_cli_scan_check(report, job->spec, b->host_in, job->rows, job->cols, b->host_out);
+  else if (job->reduction)
     wg_oracle_rows_check(report, job->spec->type, job->spec->op, b->host_in, job->rows,
                          job->cols, job->params, job->nparams, b->host_out);
   else
@@ -414,7 +430,7 @@ static int job_warm_up(wg_context *ctx, run_job *job, const run_buffers *b,
 /* A reduction the library must refuse (argmin, argmax, norminf of empty
  * rows): the oracle of the first row says so. */
 static bool job_must_fail(const run_job *job, const run_buffers *b) {
-  if (!job->reduction || job->rows == 0)
+  if (!job->reduction || job->rows == 0 || wg_cli_scan_kind(job->spec))
     return false;
   wg_oracle want;
   wg_oracle_reduce(&want, job->spec->type, job->spec->op, b->host_in, 0, job->cols,
@@ -426,7 +442,8 @@ static bool job_must_fail(const run_job *job, const run_buffers *b) {
  * kernel ran (reduce-rows: with the cols it ran with). */
 static void job_name(char *text, size_t size, const run_job *job) {
   wg_spec spec = *job->spec;
-  if (spec.primitive == WG_REDUCE_ROWS && job->cols <= INT64_MAX)
+  if ((spec.primitive == WG_REDUCE_ROWS || wg_cli_scan_kind(&spec) == 2) &&
+      job->cols <= INT64_MAX)
     spec.cols = (int64_t)job->cols;
   int len = wg_spec_format(text, size, &spec);
   if (!job->reduction && spec.variant == WG_VARIANT_AUTO && len > 0 && (size_t)len < size)
@@ -439,6 +456,7 @@ static void job_name(char *text, size_t size, const run_job *job) {
 static const char run_usage[] =
     "usage: warpgen run SPEC [--n N] [--seed S] [--block B] [--grid G]\n"
     "       warpgen run REDUCE-SPEC [--n N | --rows R] [--cols C] [--param V]...\n"
+    "       warpgen run SCAN-SPEC [--n N | --rows R] [--cols C]\n"
     "       warpgen run --specs FILE [--n N] [--seed S]\n"
     "  Runs the kernel for SPEC on the GPU over N random elements (default\n"
     "  1000000; '2^31+33' is accepted), checks every output against the CPU\n"
@@ -446,6 +464,8 @@ static const char run_usage[] =
     "  reduces the N elements to one value; reduce-rows reduces R rows of C\n"
     "  (C from --cols or the spec's cols=, R from --rows or N / C) and\n"
     "  --param gives the operator's parameters (var/std: the correction).\n"
+    "  scan-array and scan-rows (and exscan-) take the same shapes and write\n"
+    "  every prefix; run checks those of the built-in operators.\n"
     "  --specs runs each spec in FILE ('-': standard input), one per line.\n"
     "  The seed is fresh each run unless given. Exit: 0 all match, 1 a\n"
     "  mismatch or an error, 2 bad usage or spec, 4 no GPU.\n";
@@ -498,7 +518,7 @@ static int run_one(wg_context *ctx, const wg_spec *spec, const run_args *a) {
   job_check(&report, &job, &b);
   bool pass = report.mismatches == 0 && report.checked == b.out_count;
   printf("%s: %s  n=%" PRIu64, pass ? "PASS" : "FAIL", text, job.n);
-  if (spec->primitive == WG_REDUCE_ROWS)
+  if (spec->primitive == WG_REDUCE_ROWS || wg_cli_scan_kind(spec) == 2)
     printf(" (%" PRIu64 " x %" PRIu64 ")", job.rows, job.cols);
   printf(" outputs=%" PRIu64 " seed=0x%016" PRIx64 "  kernel %.3f us  (load %.1f ms)",
          report.checked, seed, ms * 1e3, load_ms);
@@ -643,8 +663,8 @@ static const char bench_usage[] =
     "  Times the kernel for SPEC over N random elements (default 2^26) with\n"
     "  CUDA events: three warm-up launches, then R timed ones (default 50);\n"
     "  prints the median and fastest time, elements and groups (rows) per\n"
-    "  second and the bandwidth (bytes read + written). The reductions take\n"
-    "  their shape as `run` does.\n";
+    "  second and the bandwidth (bytes read + written). The reductions and\n"
+    "  the scans take their shape as `run` does.\n";
 
 static int compare_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -701,7 +721,7 @@ int wg_cli_bench(int argc, char **argv) {
     double median = times[a.reps / 2] * 1e-3, best = times[0] * 1e-3;
     double groups = (double)(job.reduction ? job.rows : wg_oracle_group_count(&spec, job.n));
     printf("%s on %s (sm_%d), n=%" PRIu64, text, info.name, info.arch, job.n);
-    if (spec.primitive == WG_REDUCE_ROWS)
+    if (spec.primitive == WG_REDUCE_ROWS || wg_cli_scan_kind(&spec) == 2)
       printf(" (%" PRIu64 " x %" PRIu64 ")", job.rows, job.cols);
     printf(", %d reps\n", a.reps);
     printf("  median %.3f us  fastest %.3f us\n", median * 1e6, best * 1e6);
