@@ -18,8 +18,9 @@
  *   test_scan            the GPU cases
  *   test_scan --nvrtc A  compiles specs of every shape for sm_A (no GPU):
  *                        a sample, or every one with WARPGEN_SCAN_ALL=1
- *   test_scan --specs    prints every spec the GPU cases launch, one a
- *                        line (to fill a disk cache ahead with warpgen cubin)
+ *   test_scan --specs    prints every spec the GPU cases launch, one a line
+ *   test_scan --precompile A  compiles those for sm_A into the disk cache on
+ *                        every core, in this process (no GPU needed)
  * WARPGEN_GPU_LARGE=0 skips the 2^31-element case; WARPGEN_SCAN_QUICK=1
  * keeps every case but with small sizes (for compute-sanitizer).
  */
@@ -826,6 +827,42 @@ static void compile_one(const wg_spec *s, void *arg) {
   wg_context_destroy(ctx);
 }
 
+typedef struct spec_list {
+  wg_spec *specs;
+  size_t count, cap;
+  int arch;
+} spec_list;
+
+/* Expression texts are interned in each_spec's context, which is gone by
+ * the time the list compiles: such specs are compiled at once. */
+static void collect_one(const wg_spec *s, void *arg) {
+  spec_list *list = arg;
+  wg_spec c = *s;
+  c.arch = list->arch;
+  if (wg_spec_has_expr(&c)) {
+    wg_test_precompile(&c, 1);
+    return;
+  }
+  if (list->count == list->cap) {
+    list->cap = list->cap ? 2 * list->cap : 1024;
+    wg_spec *bigger = realloc(list->specs, list->cap * sizeof *bigger);
+    if (!bigger) return;
+    list->specs = bigger;
+  }
+  list->specs[list->count++] = c;
+}
+
+/* Fills the disk cache with every spec the GPU cases launch, for sm_ARCH,
+ * on every core, without touching CUDA. */
+static int precompile_main(int arch) {
+  spec_list list = {NULL, 0, 0, arch};
+  each_spec(true, collect_one, &list);
+  wg_test_precompile(list.specs, list.count);
+  printf("scan: %zu specs compiled or found in the cache for sm_%d\n", list.count, arch);
+  free(list.specs);
+  return 0;
+}
+
 static int nvrtc_main(int arch) {
   compile_run run = {arch, 0, 0, ""};
   const bool every = env_is("WARPGEN_SCAN_ALL", "1");
@@ -864,6 +901,8 @@ int main(int argc, char **argv) {
     each_spec(true, print_one, NULL);
     return 0;
   }
+  if (argc > 1 && strcmp(argv[1], "--precompile") == 0)
+    return precompile_main(argc > 2 ? atoi(argv[2]) : 90);
   if (argc > 1 && strcmp(argv[1], "--nvrtc") == 0)
     return nvrtc_main(argc > 2 ? atoi(argv[2]) : 90);
   char why[512];
