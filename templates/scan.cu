@@ -216,6 +216,9 @@ static __device__ __forceinline__ void wg_rows_grouped(
 /* --- modes 1 and 2: tiles ------------------------------------------------ */
 #if WG_HAS_TILES
 
+/* Relaxed 64-bit stores and loads, a release store and an acquire load, at
+ * GPU scope (tests/emulate/scan_shim.h brings host twins). */
+#ifndef WG_HOST_EMULATION
 static __device__ __forceinline__ void wg_st_relaxed(unsigned long long *p,
                                                      unsigned long long v) {
   asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
@@ -233,6 +236,7 @@ static __device__ __forceinline__ unsigned wg_ld_acquire(const unsigned *p) {
   asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
   return v;
 }
+#endif
 /* An accumulator's bits in the low bytes of a word, and back. */
 union wg_acc_word {
   wg_acc v;
@@ -347,7 +351,10 @@ static __device__ __forceinline__ wg_acc wg_lookback(const wg_statuses &t,
       prefix = have_later ? wg_combine(window, later) : window;
       break;
     }
-    if (!WG_MULTI_WINDOW) continue; /* wait for an inclusive prefix here */
+    if (!WG_MULTI_WINDOW) { /* wait for an inclusive prefix in this window */
+      __nanosleep(32u);
+      continue;
+    }
     const wg_acc window = wg_fold_down(v, 31);
     later = have_later ? wg_combine(window, later) : window;
     have_later = true;
