@@ -101,14 +101,21 @@ static const char welford_defs[] =
     "  return r.m2 / (n > c ? n - c : (${value})0);\n"
     "}\n";
 
-/* logsumexp: (max, sum of exp(x - max)), merged online. A NaN spreads; an
- * infinite max (or the identity's -inf on the other side) keeps its side. */
+/* logsumexp: (max, sum of exp(x - max)), merged online: one exp a merge
+ * and no branch (a merge runs about once an element). The side with the
+ * greater max keeps it; the other's sum is scaled by exp(lo - hi). When
+ * lo - hi is NaN (both maxima the same infinity) the scale is exp(-inf) =
+ * 0, as it is for the identity's -inf: the greater side is kept. A NaN on
+ * either side spreads to the max. */
 static const char lse_defs[] =
     "static __device__ __forceinline__ wg_acc wg_lse_merge(wg_acc a, wg_acc b) {\n"
-    "  if (a.m != a.m || b.m != b.m) { wg_acc r = {a.m + b.m, (${value})1}; return r; }\n"
-    "  const wg_acc hi = a.m < b.m ? b : a, lo = a.m < b.m ? a : b;\n"
-    "  if (lo.m == ${lowest} || hi.m == ${highest}) return hi;\n"
-    "  wg_acc r = {hi.m, hi.s + lo.s * exp(lo.m - hi.m)};\n"
+    "  const bool b_hi = a.m < b.m;\n"
+    "  const ${value} hm = b_hi ? b.m : a.m, lm = b_hi ? a.m : b.m;\n"
+    "  const ${value} hs = b_hi ? b.s : a.s, ls = b_hi ? a.s : b.s;\n"
+    "  ${value} d = lm - hm;\n"
+    "  d = d == d ? d : ${lowest};\n"
+    "  wg_acc r = {hm, hs + ls * exp(d)};\n"
+    "  if (a.m != a.m || b.m != b.m) r.m = a.m + b.m;\n"
     "  return r;\n"
     "}\n";
 
