@@ -148,9 +148,7 @@ static int choose_defaults(wg_context *ctx, const wg_driver_api *api,
     return wg_fail(ctx, WG_ECUDA, "kernel %s allows only %d threads a block",
                    k->name, k->max_block_size);
   int per_sm = 0;
-  size_t shared = wg_primitives[k->spec.primitive].is_warp
-                      ? wg_codegen_shared_bytes(&k->spec, block)
-                      : 0;
+  size_t shared = wg_codegen_shared_bytes(&k->spec, block);
   int status = wg_cuda_status(
       ctx,
       api->OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->function,

@@ -138,9 +138,9 @@ bool wg_spec_elementwise(const wg_spec *s) {
 int wg_spec_expr_validate(wg_context *ctx, const wg_spec *s) {
   if (!wg_spec_has_expr(s)) return WG_OK;
   const char *pn = wg_primitives[s->primitive].name;
-  if (s->primitive != WG_REDUCE_ARRAY && s->primitive != WG_REDUCE_ROWS)
-    return wg_fail(ctx, WG_ESPEC, "'%s' takes no expressions, inputs or params: only "
-                   "reduce-array and reduce-rows do", pn);
+  if (!wg_primitives[s->primitive].takes_expr)
+    return wg_fail(ctx, WG_ESPEC, "'%s' takes no expressions, inputs or params",
+                   pn);
   if (s->ninputs > WG_MAX_INPUTS)
     return wg_fail(ctx, WG_ESPEC, "inputs: %d inputs; at most %d (x y z w)", s->ninputs,
                    WG_MAX_INPUTS);
@@ -328,7 +328,8 @@ uint64_t wg_spec_hash(const wg_spec *s) {
   uint64_t h = 0x8a5cd789635d2dffull;
   const int64_t fields[] = {s->version, s->primitive, s->type, s->op,  s->width,
                             s->variant, s->arch,      s->lane, s->cols, s->layout,
-                            s->ninputs, s->nparams};
+                            s->ninputs, s->nparams,   s->bins, s->counts,
+                            s->deterministic};
   for (size_t f = 0; f < WG_COUNT_OF(fields); f++) h = mix(h, (uint64_t)fields[f]);
   for (int k = 0; k < (int)WG_COUNT_OF(expr_keys); k++) {
     h = mix(h, (uint64_t)k); /* map="x" and final="x" differ */
@@ -348,6 +349,7 @@ bool wg_spec_same(const wg_spec *a, const wg_spec *b) {
       a->op != b->op || a->width != b->width || a->variant != b->variant ||
       a->arch != b->arch || a->lane != b->lane || a->cols != b->cols ||
       a->layout != b->layout || a->ninputs != b->ninputs || a->nparams != b->nparams ||
+      a->bins != b->bins || a->counts != b->counts || a->deterministic != b->deterministic ||
       memcmp(a->inputs, b->inputs, sizeof a->inputs) != 0 ||
       memcmp(a->params, b->params, sizeof a->params) != 0)
     return false;
