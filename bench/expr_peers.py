@@ -182,6 +182,7 @@ def main():
     x, y = xy[:n], xy[n:]
     m = x.view(rows, COLS)
     o = torch.empty((), device=dev)
+    o64 = torch.empty((), dtype=torch.float64, device=dev)  # x*p0, p0 a float: f64
     oi = torch.empty((), dtype=torch.int64, device=dev)
     orow = torch.empty(rows, device=dev)
     props = torch.cuda.get_device_properties(dev)
@@ -324,7 +325,7 @@ def main():
             ("warpgen reduce((x, y), 'sum', map='x*y')",
              lambda: wg.reduce((small, small2), "sum", map="x*y", out=o)),
             ("warpgen reduce(x, map='x*p0', p0=2.0)",
-             lambda: wg.reduce(small, "sum", map="x*p0", p0=2.0, out=o)),
+             lambda: wg.reduce(small, "sum", map="x*p0", p0=2.0, out=o64)),
             ("torch (x*x).sum()", lambda: (small * small).sum())]
     for name, fn in host:
         for _ in range(20):
@@ -346,17 +347,18 @@ def main():
         first_calls()
 
     # --- 4. parameters compile nothing --------------------------------------
-    print("\n== 4. map='x*p0' with 100 values of p0: kernels made")
+    print("\n== 4. map='x*p0' with 100 values of p0 (a Python float: f64, so the "
+          "output is f64): kernels made")
     ctx = wg.default_context(0)
     before = ctx.cache_stats()
     worst = 0.0
     ref = (x.double()).sum().item()
     for p in range(100):
-        wg.reduce(x, "sum", map="x*p0", p0=float(p), out=o)
+        wg.reduce(x, "sum", map="x*p0", p0=float(p), out=o64)
         if p % 25 == 0:
             torch.cuda.synchronize()
             want = ref * p
-            worst = max(worst, abs(o.item() - want) / max(abs(want), 1e-30))
+            worst = max(worst, abs(o64.item() - want) / max(abs(want), 1e-30))
     torch.cuda.synchronize()
     after = ctx.cache_stats()
     made = (after.compiles - before.compiles) + (after.disk_hits - before.disk_hits)
