@@ -67,15 +67,35 @@ const wg_type_info wg_types[WG_TYPE_COUNT] = {
 /* argmin/argmax: b replaces a when b is a NaN and a is not (NaN wins, as in
  * PyTorch), when b is better, or on a tie (two NaNs, equal values) when b
  * comes first. Ties decided by index make the combine associative and
- * commutative: any fold order gives the first index. */
+ * commutative: any fold order gives the first index. A merge runs about
+ * once an element, so it decides with predicates and selects (& and |,
+ * which need no branch, not && and ||); b_better is false when either
+ * side is a NaN. */
 static const char arg_defs[] =
     "static __device__ __forceinline__ wg_acc wg_arg_pick(wg_acc a, wg_acc b,\n"
     "    bool b_better) {\n"
     "  const bool a_nan = a.v != a.v, b_nan = b.v != b.v;\n"
-    "  if (a_nan != b_nan) return b_nan ? b : a;\n"
-    "  if (!a_nan && b_better) return b;\n"
     "  const bool tie = a_nan || a.v == b.v;\n"
-    "  return tie && b.i < a.i ? b : a;\n"
+    "  const bool take_b = (b_nan & !a_nan) | ((a_nan == b_nan) & (b_better | (tie & (b.i < a.i))));\n"
+    "  wg_acc r;\n"
+    "  r.v = take_b ? b.v : a.v;\n"
+    "  r.i = take_b ? b.i : a.i;\n"
+    "  return r;\n"
+    "}\n";
+
+/* logsumexp: (max, sum of exp(x - max)), merged online: one exp a merge
+ * and no branch (a merge runs about once an element). The side with the
+ * greater max keeps it; the other's sum is scaled by exp(lo - hi). When
+ * lo - hi is NaN (both maxima the same infinity) fmax makes it -inf and
+ * the scale exp(-inf) = 0, as for the identity's -inf: the greater side
+ * is kept. A NaN max wins: a's by the compare, b's by the last select. */
+static const char lse_defs[] =
+    "static __device__ __forceinline__ wg_acc wg_lse_merge(wg_acc a, wg_acc b) {\n"
+    "  const bool b_hi = a.m < b.m;\n"
+    "  const ${value} hm = b_hi ? b.m : a.m, lm = b_hi ? a.m : b.m;\n"
+    "  const ${value} hs = b_hi ? b.s : a.s, ls = b_hi ? a.s : b.s;\n"
+    "  wg_acc r = {b.m != b.m ? b.m : hm, hs + ls * exp(fmax(lm - hm, ${lowest}))};\n"
+    "  return r;\n"
     "}\n";
 
 /* mean/var/std: (count, mean, M2) merged as Chan et al.; the counts are
@@ -99,24 +119,6 @@ static const char welford_defs[] =
     "    const wg_params &p) {\n"
     "  const ${value} n = (${value})r.n, c = (${value})p.p[0].f64;\n"
     "  return r.m2 / (n > c ? n - c : (${value})0);\n"
-    "}\n";
-
-/* logsumexp: (max, sum of exp(x - max)), merged online: one exp a merge
- * and no branch (a merge runs about once an element). The side with the
- * greater max keeps it; the other's sum is scaled by exp(lo - hi). When
- * lo - hi is NaN (both maxima the same infinity) the scale is exp(-inf) =
- * 0, as it is for the identity's -inf: the greater side is kept. A NaN on
- * either side spreads to the max. */
-static const char lse_defs[] =
-    "static __device__ __forceinline__ wg_acc wg_lse_merge(wg_acc a, wg_acc b) {\n"
-    "  const bool b_hi = a.m < b.m;\n"
-    "  const ${value} hm = b_hi ? b.m : a.m, lm = b_hi ? a.m : b.m;\n"
-    "  const ${value} hs = b_hi ? b.s : a.s, ls = b_hi ? a.s : b.s;\n"
-    "  ${value} d = lm - hm;\n"
-    "  d = d == d ? d : ${lowest};\n"
-    "  wg_acc r = {hm, hs + ls * exp(d)};\n"
-    "  if (a.m != a.m || b.m != b.m) r.m = a.m + b.m;\n"
-    "  return r;\n"
     "}\n";
 
 /* var and std: PyTorch's default correction (Bessel's). */
