@@ -275,7 +275,7 @@ def main():
             ok = int(got.item()) == int(ref.item())
             err = 0.0 if ok else 1.0
         else:
-            floor = scale[0](X64, Y64) if scale else 1e-30
+            floor = scale[0](X64, Y64).item() if scale else 1e-30
             err = ((got - ref).abs() / ref.abs().clamp_min(floor)).max().item()
             ok = err <= 1e-4
         bad += not ok
