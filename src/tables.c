@@ -90,11 +90,13 @@ static const char arg_defs[] =
  * the scale exp(-inf) = 0, as for the identity's -inf: the greater side
  * is kept. A NaN max wins: a's by the compare, b's by the last select. */
 static const char lse_defs[] =
+    "static __device__ __forceinline__ float wg_lse_exp(float d) { return __expf(d); }\n"
+    "static __device__ __forceinline__ double wg_lse_exp(double d) { return exp(d); }\n"
     "static __device__ __forceinline__ wg_acc wg_lse_merge(wg_acc a, wg_acc b) {\n"
     "  const bool b_hi = a.m < b.m;\n"
     "  const ${value} hm = b_hi ? b.m : a.m, lm = b_hi ? a.m : b.m;\n"
     "  const ${value} hs = b_hi ? b.s : a.s, ls = b_hi ? a.s : b.s;\n"
-    "  wg_acc r = {b.m != b.m ? b.m : hm, hs + ls * exp(fmax(lm - hm, ${lowest}))};\n"
+    "  wg_acc r = {b.m != b.m ? b.m : hm, hs + ls * wg_lse_exp(fmax(lm - hm, ${lowest}))};\n"
     "  return r;\n"
     "}\n";
 
