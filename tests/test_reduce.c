@@ -205,7 +205,7 @@ START_TEST(array_every_type_and_operator) {
   buffers_make(ctx, &b, most * wg_types[t].size, 64);
   FOR_EACH_OP(op) {
     if (!pair_valid(t, op)) continue;
-    fill_input(ctx, &b, t, op, most, wg_test_seed() + 31 * _i + o);
+    fill_input(ctx, &b, t, op, most, wg_test_seed() + 31 * _i + (op - WG_OP_SUM));
     for (size_t s = 0; s < WG_COUNT_OF(sizes); s++)
       for (uint64_t offset = 0; offset < 4; offset += 3) {
         if (!prod_fits(t, op, sizes[s])) continue;
@@ -393,7 +393,7 @@ START_TEST(rows_every_type_and_operator) {
   FOR_EACH_OP(op) {
     if (!pair_valid(t, op)) continue;
     const pair p = {t, op};
-    rows_case(&p, few_cols, WG_COUNT_OF(few_cols), wg_test_seed() + 2000 + 31 * _i + o);
+    rows_case(&p, few_cols, WG_COUNT_OF(few_cols), wg_test_seed() + 2000 + 31 * _i + (op - WG_OP_SUM));
   }
 }
 END_TEST
