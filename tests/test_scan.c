@@ -915,7 +915,7 @@ int main(int argc, char **argv) {
          " replays this run)\n", arch, wg_test_seed(), wg_test_seed());
   fflush(stdout);
   SRunner *runner = srunner_create(scan_suite());
-  srunner_run_all(runner, CK_NORMAL);
+  srunner_run_all(runner, CK_ENV); /* CK_VERBOSITY=verbose: a line a test */
   const int failed = srunner_ntests_failed(runner);
   srunner_free(runner);
   return failed ? 1 : 0;
