@@ -29,7 +29,8 @@ if [ "${1:-}" = --prepare ]; then
     bench/scan_peers.cu "$build/libwarpgen.a" -ldl -lpthread || exit 1
   cache=$(mktemp -d)
   WARPGEN_CACHE_DIR=$cache "$bin/test_scan" --precompile 90 || exit 1
-  tar czf "$bin/scan-cache.tgz" -C "$cache" . && rm -rf "$cache"
+  # xz: a third of gzip's 35 MB, for the 64 MiB a carry may hold.
+  tar cJf "$bin/scan-cache.txz" -C "$cache" . && rm -rf "$cache"
   "$bin/warpgen" info | sed -n 's/^nvrtc id  //p' >"$bin/nvrtc-id"
   ls -la "$bin"
   exit 0
@@ -39,14 +40,16 @@ out=${OUT:-gpu-logs}
 mkdir -p "$out"
 export WARPGEN_CACHE_DIR=${WARPGEN_CACHE_DIR:-/tmp/warpgen-scan-cache}
 mkdir -p "$WARPGEN_CACHE_DIR"
-[ -f "$bin/scan-cache.tgz" ] && tar xzf "$bin/scan-cache.tgz" -C "$WARPGEN_CACHE_DIR"
+if [ -f "$bin/scan-cache.txz" ] && ! tar xJf "$bin/scan-cache.txz" -C "$WARPGEN_CACHE_DIR"; then
+  echo "note: scan-cache.txz could not be unpacked (no xz?): kernels compile here"
+fi
 nvrtc_info() { CUDA_VISIBLE_DEVICES= "$bin/warpgen" info 2>/dev/null; }
 if [ -z "${WARPGEN_NVRTC:-}" ] && nvrtc_info | grep -q '^nvrtc at  (not found)'; then
   nvrtc=$(find / -name 'libnvrtc.so.13*' -not -path '/proc/*' 2>/dev/null | head -1)
   [ -n "$nvrtc" ] && export WARPGEN_NVRTC=$nvrtc
 fi
 if [ -f "$bin/nvrtc-id" ] && [ "$(nvrtc_info | sed -n 's/^nvrtc id  //p')" != "$(cat "$bin/nvrtc-id")" ]; then
-  echo "note: NVRTC here is not the one scan-cache.tgz was made with: kernels compile here"
+  echo "note: NVRTC here is not the one scan-cache.txz was made with: kernels compile here"
 fi
 failed=0
 step() { echo; echo "=== $* ($(date +%T))"; }
