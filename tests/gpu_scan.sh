@@ -11,7 +11,7 @@
 #        tests/gpu_scan.sh BINDIR                   (on the GPU machine)
 #   --prepare copies warpgen, test_scan, libwarpgen.so and liboracle.so from
 #   the meson build folder BUILD, builds bench/scan_peers.cu with nvcc, and
-#   compiles every spec test_scan launches for sm_90 into BINDIR/scan-cache.tgz
+#   compiles every spec test_scan launches for sm_90 into BINDIR/scan-cache.txz
 #   (on every core here, so that the GPU machine compiles nothing). BINDIR
 #   should be an ignored folder (e.g. build-gpu) to carry.
 # Logs go to $OUT (else ./gpu-logs); each step prints a one-line verdict and
