@@ -8,6 +8,8 @@
  *
  *  - reduce-array: a grid-stride loop over the elements, then the block
  *    folds and the last block's fold of the partials (wg_grid_finish).
+ *    A shard (wg_reduce_partial) maps element e as index base + e of
+ *    `total`; ${kernel}_combine folds the shards' accumulators.
  *  - reduce-rows: a warp per row; lane l takes columns l, l + 32, ...; the
  *    warp folds and lane 0 writes the row's result.
  * The grid depends only on the shape and the device, and every fold has a
@@ -45,13 +47,17 @@ ${kernel}(const wg_inputs in, unsigned long long rows, unsigned long long cols,
 #else
 extern "C" __global__ void __launch_bounds__(WG_BLOCK)
 ${kernel}(const wg_inputs in, unsigned long long n, wg_out *__restrict__ out,
-    const wg_params params, unsigned char *workspace)
+    const wg_params params, unsigned char *workspace, long long base,
+    unsigned long long total, int partial)
 {
   const unsigned long long lanes = (unsigned long long)gridDim.x * WG_BLOCK;
   wg_acc acc = wg_identity();
   for (unsigned long long e = (unsigned long long)blockIdx.x * WG_BLOCK + threadIdx.x;
        e < n; e += lanes)
-    acc = wg_combine(acc, wg_map(in.x[e], (long long)e, in, e, (long long)n, params));
-  wg_grid_finish(acc, n, out, params, workspace);
+    acc = wg_combine(acc, wg_map(in.x[e], base + (long long)e, in, e, (long long)total,
+                                 params));
+  wg_grid_finish(acc, total, out, params, workspace, partial);
 }
+
+WG_COMBINE_KERNEL(${kernel}_combine)
 #endif
