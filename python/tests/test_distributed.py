@@ -32,16 +32,7 @@ TYPES = ("f32", "bf16", "f16", "f64", "i32", "u32", "i64", "u64")
 OPS = tuple(op for op in _lib.OPERATORS if op != "none")
 
 
-def _oracle():
-    lib = refs.oracle()
-    vp, u64, i = ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int
-    lib.wg_oracle_partial.argtypes = [vp, i, i, vp, u64, u64, ctypes.c_int64]
-    lib.wg_oracle_partial.restype = i
-    lib.wg_oracle_combine.argtypes = [vp, i, i, vp, u64, u64, vp, ctypes.c_size_t]
-    lib.wg_oracle_combine.restype = i
-    lib.wg_oracle_fill.argtypes = [i, i, vp, u64, u64]
-    lib.wg_oracle_fill.restype = None
-    return lib
+_oracle = refs.oracle_sharded
 
 
 class HostShard:
