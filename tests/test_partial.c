@@ -9,6 +9,10 @@
  *                      the oracle on the whole array, for every operator
  *                      row and type; argmin/argmax ties and NaNs across
  *                      shards (the lower global index wins).
+ *   test_partial nvrtc the published layout is NVRTC's (the nvrtc suite):
+ *                      every operator's wg_acc, for every type and a user
+ *                      combine, compiled with static_asserts of its size,
+ *                      alignment and field offsets (one compile, no GPU).
  *   test_partial gpu   the same on the device (the gpu suite; 77 without
  *                      one): shards of one array on one GPU reduced with
  *                      wg_reduce_partial, combined with wg_reduce_combine,
@@ -18,6 +22,7 @@
  *
  * Inputs are fresh random data each run; WARPGEN_TEST_SEED replays one.
  */
+#include "internal.h"
 #include "oracle.h"
 #include "support.h"
 
@@ -203,6 +208,89 @@ START_TEST(cpu_ties) {
 }
 END_TEST
 
+/* --- the layout is the compiler's ------------------------------------------ */
+
+/* One source: each spec's prelude (its wg_acc) in a namespace of its own,
+ * its size and alignment asserted; NVRTC has no offsetof, so each named
+ * field gets a kernel that stores to it, whose PTX store shows the offset
+ * (check_offsets). */
+static void add_layout_asserts(wg_context *ctx, wg_buf *src, const wg_spec *spec, int k) {
+  wg_accumulator_layout l;
+  ck_assert_int_eq(wg_reduce_accumulator(&l, spec), WG_OK);
+  wg_buf_printf(src, "namespace s%d {\n", k);
+  WG_TEST_OK(ctx, wg_codegen_prelude(ctx, src, spec));
+  wg_buf_printf(src, "static_assert(sizeof(wg_acc) == %zu, \"size %d\");\n"
+                     "static_assert(alignof(wg_acc) == %zu, \"align %d\");\n",
+                l.size, k, l.align, k);
+  for (int f = 0; f < l.nfields; f++)
+    if (l.fields[f].name[0])
+      wg_buf_printf(src, "static_assert(sizeof(((wg_acc *)0)->%s) == %zu, \"%s %d\");\n"
+                         "extern \"C\" __global__ void wg_off_%d_%s(wg_acc *p) "
+                         "{ p->%s = (decltype(p->%s))1; }\n",
+                    l.fields[f].name, wg_type_size(l.fields[f].type), l.fields[f].name,
+                    k, k, l.fields[f].name, l.fields[f].name, l.fields[f].name);
+  wg_buf_puts(src, "}\n");
+}
+
+/* The offset of the one global store in kernel `name`'s PTX, or -1. */
+static long store_offset(const char *ptx, const char *name) {
+  char entry[96];
+  snprintf(entry, sizeof entry, ".entry %s(", name);
+  const char *at = strstr(ptx, entry);
+  if (!at) return -1;
+  const char *end = strstr(at + 1, ".entry");
+  const char *st = strstr(at, "st.global");
+  if (!st || (end && st > end)) return -1;
+  const char *open = strchr(st, '['), *close = open ? strchr(open, ']') : NULL;
+  if (!close) return -1;
+  const char *plus = memchr(open, '+', (size_t)(close - open));
+  return plus ? strtol(plus + 1, NULL, 10) : 0;
+}
+
+static void check_offsets(const char *ptx, const wg_spec *spec, int k) {
+  wg_accumulator_layout l;
+  ck_assert_int_eq(wg_reduce_accumulator(&l, spec), WG_OK);
+  for (int f = 0; f < l.nfields; f++) {
+    if (!l.fields[f].name[0]) continue;
+    char name[64];
+    snprintf(name, sizeof name, "wg_off_%d_%s", k, l.fields[f].name);
+    const long got = store_offset(ptx, name);
+    ck_assert_msg(got == (long)l.fields[f].offset, "%s %s field %s: NVRTC puts it at %ld, "
+                  "wg_reduce_accumulator says %zu", wg_type_name(spec->type),
+                  wg_operator_name(spec->op), l.fields[f].name, got, l.fields[f].offset);
+  }
+}
+
+START_TEST(layouts_compile) {
+  wg_context *ctx = wg_test_context();
+  wg_buf src = {0};
+  wg_spec specs[WG_OPERATOR_COUNT * WG_TYPE_COUNT + 1];
+  int k = 0;
+  for (int op = 1; op < WG_OPERATOR_COUNT; op++)
+    for (int t = 0; t < WG_TYPE_COUNT; t++) {
+      if (wg_reduce_output_type((wg_type)t, (wg_operator)op) < 0) continue;
+      specs[k] = array_spec((wg_type)t, (wg_operator)op);
+      specs[k].arch = 90;
+      add_layout_asserts(ctx, &src, &specs[k], k);
+      k++;
+    }
+  WG_TEST_OK(ctx, wg_spec_parse(ctx, &specs[k], "reduce-array bf16 map=\"x * y\" "
+                                                "combine=\"fmax(a, b)\" identity=\"-1e30\" "
+                                                "inputs=bf16,f64 arch=sm_90"));
+  add_layout_asserts(ctx, &src, &specs[k], k);
+  k++;
+  ck_assert(!src.failed);
+  wg_binary bin;
+  const int rc = wg_compile(ctx, &bin, src.data, "wg_off_0_x", 90);
+  ck_assert_msg(rc == WG_OK, "%.3000s", wg_errmsg(ctx)); /* Check's message cap */
+  ck_assert_int_gt(k, 100);
+  for (int j = 0; j < k; j++) check_offsets(bin.ptx, &specs[j], j);
+  wg_binary_free(&bin);
+  wg_buf_free(&src);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
 /* --- on the device ---------------------------------------------------------- */
 
 static const wg_type gpu_types[] = {WG_F32, WG_BF16, WG_F16, WG_F64, WG_I32, WG_U64};
@@ -355,10 +443,13 @@ END_TEST
 
 int main(int argc, char **argv) {
   const bool gpu = argc > 1 && strcmp(argv[1], "gpu") == 0;
+  const bool nvrtc = argc > 1 && strcmp(argv[1], "nvrtc") == 0;
   Suite *s = suite_create("partial");
-  TCase *tc = tcase_create(gpu ? "gpu" : "cpu");
+  TCase *tc = tcase_create(gpu ? "gpu" : nvrtc ? "nvrtc" : "cpu");
   tcase_set_timeout(tc, 600);
-  if (gpu) {
+  if (nvrtc) {
+    tcase_add_test(tc, layouts_compile);
+  } else if (gpu) {
     char why[256];
     if (!wg_test_has_gpu(why, sizeof why, NULL)) {
       printf("skipped: %s\n", why);

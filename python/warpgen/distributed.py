@@ -104,6 +104,8 @@ class TorchComm:
         self.world = dist.get_world_size(group)
         backend = str(dist.get_backend(group)).lower()
         self.on_host = "nccl" not in backend
+        if device is None and not self.on_host:  # NCCL: the current GPU
+            device = torch.device("cuda", torch.cuda.current_device())
         self.device = device
 
     def _here(self, t):
