@@ -108,8 +108,9 @@ int wg_reduce_partial(wg_context *ctx, const wg_spec *spec, const uint64_t *inpu
                       void *stream) {
   if (!ctx) return WG_EINVAL;
   wg_scalar kparams[WG_MAX_PARAMS];
-  int status = wg_reduce_spec_args(ctx, spec, WG_REDUCE_ARRAY, inputs, ninputs, params,
-                                   nparams, kparams);
+  wg_spec_facts facts;
+  int status = wg_reduce_spec_args(ctx, &facts, spec, WG_REDUCE_ARRAY, inputs, ninputs,
+                                   params, nparams, kparams);
   if (status != WG_OK) return status;
   if (base < 0 || total < n || (uint64_t)base > total - n)
     return wg_fail(ctx, WG_EINVAL, "a shard of %llu elements at %lld does not fit in "
@@ -121,7 +122,7 @@ int wg_reduce_partial(wg_context *ctx, const wg_spec *spec, const uint64_t *inpu
   if ((status = check_accumulators(ctx, "accumulator", acc, 1, &layout)) != WG_OK)
     return status;
   const wg_shard shard = {base, total, true};
-  return wg_reduce_array_run(ctx, spec, inputs, n, kparams, acc, &shard, stream);
+  return wg_reduce_array_run(ctx, &facts, inputs, n, kparams, acc, &shard, stream);
 }
 
 int wg_reduce_combine(wg_context *ctx, const wg_spec *spec, uint64_t accs, uint64_t k,
@@ -132,8 +133,9 @@ int wg_reduce_combine(wg_context *ctx, const wg_spec *spec, uint64_t accs, uint6
   uint64_t none[WG_MAX_INPUTS] = {0};
   const size_t ninputs = spec && spec->ninputs > 1 ? (size_t)spec->ninputs : 1;
   wg_scalar kparams[WG_MAX_PARAMS];
-  int status = wg_reduce_spec_args(ctx, spec, WG_REDUCE_ARRAY, none, ninputs, params,
-                                   nparams, kparams);
+  wg_spec_facts facts;
+  int status = wg_reduce_spec_args(ctx, &facts, spec, WG_REDUCE_ARRAY, none, ninputs,
+                                   params, nparams, kparams);
   if (status != WG_OK) return status;
   const wg_operator op = spec->combine ? WG_OP_NONE : spec->op;
   if (total == 0 && wg_operators[op].needs_elements)
@@ -144,12 +146,11 @@ int wg_reduce_combine(wg_context *ctx, const wg_spec *spec, uint64_t accs, uint6
     return wg_fail(ctx, status, "no accumulator layout for this spec");
   if ((status = check_accumulators(ctx, "accumulators", accs, k, &layout)) != WG_OK)
     return status;
-  status = wg_check_device_buffer(ctx, "output", out, 1,
-                                  wg_types[wg_spec_out_type(spec)].size);
+  status = wg_check_device_buffer(ctx, "output", out, 1, wg_types[facts.out_type].size);
   if (status != WG_OK) return status;
 
   wg_kernel *kernel = NULL;
-  if ((status = wg_kernel_get(ctx, &kernel, spec)) != WG_OK) return status;
+  if ((status = wg_kernel_for(ctx, &kernel, &facts)) != WG_OK) return status;
   char name[sizeof kernel->name + 16];
   snprintf(name, sizeof name, "%s_combine", kernel->name);
   wg_device_scope scope;

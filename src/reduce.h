@@ -75,19 +75,21 @@ typedef struct wg_shard {
   bool partial;
 } wg_shard;
 
-/* A whole-array reduction of a validated reduce-array spec (reduce.c):
- * inputs holds its ninputs pointers, kparams the kernel's parameter block.
- * shard NULL: the whole array, out its output (checked here); else out is
- * the accumulator when shard->partial, which the caller checks. */
-int wg_reduce_array_run(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
-                        uint64_t n, wg_scalar *kparams, uint64_t out,
-                        const wg_shard *shard, void *stream);
+/* A whole-array reduction of a valid reduce-array spec (its facts;
+ * reduce.c): inputs holds its ninputs pointers, kparams the kernel's
+ * parameter block. shard NULL: the whole array, out its output (checked
+ * here); else out is the accumulator when shard->partial, which the caller
+ * checks. */
+int wg_reduce_array_run(wg_context *ctx, const wg_spec_facts *facts,
+                        const uint64_t *inputs, uint64_t n, wg_scalar *kparams,
+                        uint64_t out, const wg_shard *shard, void *stream);
 
-/* The arguments of a spec call: the spec (validated, of `primitive`), its
- * inputs, and the kernel's parameter block: the spec's own parameters when
- * it declares any, else the operator's (with their defaults). */
-int wg_reduce_spec_args(wg_context *ctx, const wg_spec *spec, wg_primitive primitive,
-                        const uint64_t *inputs, size_t ninputs, const wg_scalar *params,
-                        size_t nparams, wg_scalar kparams[WG_MAX_PARAMS]);
+/* The arguments of a spec call: the spec's facts (valid, of `primitive`),
+ * its inputs, and the kernel's parameter block: the spec's own parameters
+ * when it declares any, else the operator's (with their defaults). */
+int wg_reduce_spec_args(wg_context *ctx, wg_spec_facts *facts, const wg_spec *spec,
+                        wg_primitive primitive, const uint64_t *inputs, size_t ninputs,
+                        const wg_scalar *params, size_t nparams,
+                        wg_scalar kparams[WG_MAX_PARAMS]);
 
 #endif /* WG_REDUCE_H */

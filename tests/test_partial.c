@@ -412,25 +412,31 @@ START_TEST(gpu_edges) {
                                      NULL), WG_EINVAL);
   ck_assert_int_eq(wg_reduce_partial(ctx, &spec, &d_in, 1, 10, 0, 100, NULL, 0, d_accs + 4,
                                      NULL), WG_EALIGN);
-  /* a user map reading i: the sum of x * i over shards is the whole's */
-  wg_spec user;
-  WG_TEST_OK(ctx, wg_spec_parse(ctx, &user, "reduce-array f64 sum map=\"x * (double)i\""));
+  /* User maps see the global index and count: x * i runs in the vector
+   * kernel, x * i / n (it reads n) in the element kernel. */
   double *y = malloc(n * sizeof *y);
   long double want = 0;
   for (uint64_t k = 0; k < n; k++) y[k] = (double)(k % 13), want += (long double)y[k] * k;
   uint64_t d_y = 0;
   WG_TEST_OK(ctx, wg_mem_alloc(ctx, &d_y, n * 8));
   WG_TEST_OK(ctx, wg_memcpy_htod(ctx, d_y, y, n * 8, NULL));
-  for (int s = 0; s < 3; s++) {
-    const uint64_t in_s = d_y + starts[s] * 8;
-    WG_TEST_OK(ctx, wg_reduce_partial(ctx, &user, &in_s, 1, ends[s] - starts[s],
-                                      (int64_t)starts[s], n, NULL, 0, d_accs + 8u * s, NULL));
+  static const char *const maps[] = {"reduce-array f64 sum map=\"x * f64(i)\"",
+                                     "reduce-array f64 sum map=\"x * f64(i) / f64(n)\""};
+  for (int m = 0; m < 2; m++) {
+    wg_spec user;
+    WG_TEST_OK(ctx, wg_spec_parse(ctx, &user, maps[m]));
+    for (int s = 0; s < 3; s++) {
+      const uint64_t in_s = d_y + starts[s] * 8;
+      WG_TEST_OK(ctx, wg_reduce_partial(ctx, &user, &in_s, 1, ends[s] - starts[s],
+                                        (int64_t)starts[s], n, NULL, 0, d_accs + 8u * s,
+                                        NULL));
+    }
+    double sum = 0;
+    WG_TEST_OK(ctx, wg_reduce_combine(ctx, &user, d_accs, 3, n, NULL, 0, d_out, NULL));
+    WG_TEST_OK(ctx, wg_memcpy_dtoh(ctx, &sum, d_out, 8, NULL));
+    const double w = m ? (double)(want / n) : (double)want;
+    ck_assert_msg(fabs(sum - w) <= 1e-12 * w, "%s: %.17g vs %.17g", maps[m], sum, w);
   }
-  double sum = 0;
-  WG_TEST_OK(ctx, wg_reduce_combine(ctx, &user, d_accs, 3, n, NULL, 0, d_out, NULL));
-  WG_TEST_OK(ctx, wg_memcpy_dtoh(ctx, &sum, d_out, 8, NULL));
-  ck_assert_msg(fabs(sum - (double)want) <= 1e-12 * (double)want, "map x*i: %.17g vs %.17Lg",
-                sum, want);
   wg_mem_free(ctx, d_y);
   wg_mem_free(ctx, d_in);
   wg_mem_free(ctx, d_accs);
