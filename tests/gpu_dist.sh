@@ -39,6 +39,12 @@ step() { echo "== $*"; }
 step "test_partial gpu"
 timeout 300 "$bin/test_partial" gpu || fail=1
 
+if ! python3 -c 'import torch' 2>/dev/null || ! command -v torchrun >/dev/null; then
+  echo "gpu_dist: NOT RUN: torch or torchrun is missing; only test_partial ran"
+  echo "gpu_dist: $([ $fail = 0 ] && echo 'C OK, Python NOT RUN' || echo FAILURES)"
+  exit $fail
+fi
+
 step "warpgen.distributed, 3 ranks as threads on GPU 0"
 timeout 300 python3 python/tests/gpu_distributed.py --threads 3 || fail=1
 

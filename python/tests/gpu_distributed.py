@@ -44,10 +44,12 @@ _PACK = {"f16": "<e", "f32": "<f", "f64": "<d", "i32": "<i", "u32": "<I",
          "i64": "<q", "u64": "<Q"}
 
 
-def sizes_for(world):
+def sizes_for(world, shift=0):
+    """Rank r's shard size: SIZES cycled from `shift` (shift 0: rank 1
+    empty; shift 2: all non-empty and unequal)."""
     if world == 1:
-        return [SIZES[0]]
-    return [SIZES[r % len(SIZES)] for r in range(world)]
+        return [SIZES[shift]]
+    return [SIZES[(r + shift) % len(SIZES)] for r in range(world)]
 
 
 def whole_tensor(type_, op, n, seed, device):
@@ -82,12 +84,13 @@ def out_type(type_, op):
 
 
 def cases(world):
-    sizes = sizes_for(world)
-    for ti, type_ in enumerate(TYPES):
-        for oi, op in enumerate(OPS):
-            yield (type_, op, sizes, 100 * ti + oi, {})
-    # one user expression, with a parameter (not a recompile per value)
-    yield ("f32", "sum", sizes, 999, {"map": "(x - p0) * (x - p0)", "p0": 0.5})
+    for shift in (0, 2):
+        sizes = sizes_for(world, shift)
+        for ti, type_ in enumerate(TYPES):
+            for oi, op in enumerate(OPS):
+                yield (type_, op, sizes, 100 * ti + oi + 7 * shift, {})
+        # one user expression, with a parameter (not a recompile per value)
+        yield ("f32", "sum", sizes, 999, {"map": "(x - p0) * (x - p0)", "p0": 0.5})
 
 
 def run_rank(comm, device):
