@@ -54,15 +54,11 @@ static wg_operator native_op(const wg_spec *s, const wg_accumulator_layout *l) {
   }
 }
 
-int wg_reduce_accumulator(wg_accumulator_layout *out, const wg_spec *spec) {
-  if (!out || !spec) return WG_EINVAL;
-  int status = wg_spec_validate(NULL, spec);
-  if (status != WG_OK) return status;
-  if (spec->primitive != WG_REDUCE_ARRAY && spec->primitive != WG_REDUCE_ROWS)
-    return WG_EINVAL;
+/* The layout of a valid spec's accumulator, its values of type `value`
+ * (wg_spec_value_type). */
+static int layout_of(wg_accumulator_layout *out, const wg_spec *spec, wg_type value) {
   memset(out, 0, sizeof *out);
   const wg_operator_info *o = &wg_operators[spec->combine ? WG_OP_NONE : spec->op];
-  const wg_type value = wg_spec_value_type(spec);
   /* The fields in order, each at the next multiple of its size, the whole
    * rounded up to the widest: how NVRTC lays out wg_acc (every field is a
    * 4- or 8-byte scalar). */
@@ -85,6 +81,15 @@ int wg_reduce_accumulator(wg_accumulator_layout *out, const wg_spec *spec) {
   out->align = align;
   out->native = native_op(spec, out);
   return WG_OK;
+}
+
+int wg_reduce_accumulator(wg_accumulator_layout *out, const wg_spec *spec) {
+  if (!out || !spec) return WG_EINVAL;
+  int status = wg_spec_validate(NULL, spec);
+  if (status != WG_OK) return status;
+  if (spec->primitive != WG_REDUCE_ARRAY && spec->primitive != WG_REDUCE_ROWS)
+    return WG_EINVAL;
+  return layout_of(out, spec, wg_spec_value_type(spec));
 }
 
 /* The accumulator pointer: aligned, not wrapping. */
@@ -117,7 +122,7 @@ int wg_reduce_partial(wg_context *ctx, const wg_spec *spec, const uint64_t *inpu
                    "the %llu elements of the whole array",
                    (unsigned long long)n, (long long)base, (unsigned long long)total);
   wg_accumulator_layout layout;
-  if ((status = wg_reduce_accumulator(&layout, spec)) != WG_OK)
+  if ((status = layout_of(&layout, &facts.canonical, facts.value_type)) != WG_OK)
     return wg_fail(ctx, status, "no accumulator layout for this spec");
   if ((status = check_accumulators(ctx, "accumulator", acc, 1, &layout)) != WG_OK)
     return status;
@@ -142,7 +147,7 @@ int wg_reduce_combine(wg_context *ctx, const wg_spec *spec, uint64_t accs, uint6
     return wg_fail(ctx, WG_EINVAL, "'%s' of %s has no answer (as in PyTorch): there is "
                    "no element", wg_operators[op].name, "an empty array");
   wg_accumulator_layout layout;
-  if ((status = wg_reduce_accumulator(&layout, spec)) != WG_OK)
+  if ((status = layout_of(&layout, &facts.canonical, facts.value_type)) != WG_OK)
     return wg_fail(ctx, status, "no accumulator layout for this spec");
   if ((status = check_accumulators(ctx, "accumulators", accs, k, &layout)) != WG_OK)
     return status;
