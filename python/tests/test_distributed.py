@@ -205,3 +205,48 @@ def test_threads_and_bad_sizes():
     shard = HostShard(whole, "f64", "var", 0, 100)
     with pytest.raises(warpgen.ArrayError):
         wd.reduce_shards(shard, One(), sizes=[99])
+
+
+class _TorchHostShard(HostShard):
+    """HostShard whose accumulators are CPU uint8 tensors, for TorchComm."""
+
+    def partial(self, base, total):
+        import torch
+        return torch.frombuffer(bytearray(super().partial(base, total)),
+                                dtype=torch.uint8)
+
+    def combine(self, accs, k, total):
+        return super().combine(bytes(accs.numpy().tobytes()), k, total)
+
+
+def _gloo_main(pipe_comm, store, cases):
+    import torch.distributed as dist
+    dist.init_process_group("gloo", init_method="file://" + store,
+                            rank=pipe_comm.rank, world_size=pipe_comm.world)
+    try:
+        comm = wd.TorchComm()
+        out = []
+        for t, op, n, seed, sizes in cases:
+            whole = _whole(t, op, n, seed)
+            shard = _TorchHostShard(whole, t, op, sum(sizes[:comm.rank]),
+                                    sizes[comm.rank])
+            out.append(wd.reduce_shards(shard, comm))
+        return out
+    finally:
+        dist.destroy_process_group()
+
+
+def test_gloo(tmp_path):
+    """The same protocol through torch.distributed itself (gloo, 3
+    processes on the CPU), where torch is installed."""
+    pytest.importorskip("torch.distributed")
+    world = 3
+    cases = [c for c in _cases(world) if c[2] and c[0] in ("f32", "i32")
+             and c[1] in ("sum", "var", "argmax", "logsumexp", "max")]
+    per_rank = fakecomm.run_processes(world, _gloo_main,
+                                      str(tmp_path / "store"), cases)
+    assert per_rank[1] == per_rank[0] and per_rank[2] == per_rank[0]
+    for (t, op, n, seed, sizes), got in zip(cases, per_rank[0]):
+        whole = _whole(t, op, n, seed)
+        report = refs.check_reduce(t, op, whole.raw[:n * _lib.TYPE_SIZES[t]], 1, n, got)
+        assert report.mismatches == 0, (t, op, n, sizes, report)
