@@ -134,9 +134,9 @@ bool wg_spec_elementwise(const wg_spec *s) {
 int wg_spec_expr_validate(wg_context *ctx, const wg_spec *s) {
   if (!wg_spec_has_expr(s)) return WG_OK;
   const char *pn = wg_primitives[s->primitive].name;
-  if (s->primitive != WG_REDUCE_ARRAY && s->primitive != WG_REDUCE_ROWS)
-    return wg_fail(ctx, WG_ESPEC, "'%s' takes no expressions, inputs or params: only "
-                   "reduce-array and reduce-rows do", pn);
+  if (!wg_primitives[s->primitive].takes_expr)
+    return wg_fail(ctx, WG_ESPEC, "'%s' takes no expressions, inputs or params",
+                   pn);
   if (s->ninputs > WG_MAX_INPUTS)
     return wg_fail(ctx, WG_ESPEC, "inputs: %d inputs; at most %d (x y z w)", s->ninputs,
                    WG_MAX_INPUTS);

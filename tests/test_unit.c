@@ -133,7 +133,7 @@ START_TEST(rejects_each_field) {
   expect_rejected("broadcast f32 width=8 lane=8", "lane: 8 is outside the group");
   expect_rejected("broadcast f32 lane=-1", "lane: -1");
   expect_rejected("reduce f32 sum lane=1", "only broadcast takes a lane");
-  expect_rejected("reduce f32 sum cols=4", "only reduce-rows takes cols");
+  expect_rejected("reduce f32 sum cols=4", "cols: only reduce-rows");
   expect_rejected("reduce-rows f32 sum width=16", "leave width out");
   expect_rejected("reduce-array f32 sum variant=xor", "not available for 'reduce-array'");
   expect_rejected("reduce f32 sum arch=sm_9x", "arch: '9x'");
@@ -795,7 +795,7 @@ START_TEST(expr_scopes_and_rules) {
   expect_rejected("reduce-array f32 combine=\"a + x\" identity=\"0\"", "combine");
   expect_rejected("reduce-array f32 var final=\"r\"", "composite");
   expect_rejected("reduce-array f32 var map=\"x * p0\" params=f32", "of its own");
-  expect_rejected("reduce f32 sum map=\"x * x\"", "only reduce-array and reduce-rows");
+  expect_rejected("reduce f32 sum map=\"x * x\"", "takes no expressions");
   expect_rejected("reduce-array i32 mean map=\"x * 2\"", "map's values");
   expect_rejected("reduce-array f32 sum params=f16 final=\"r\"", "p0 must be");
   expect_rejected("reduce-array f32 sum final=\"r\" params=f32,f32,f32,f32,f32,f32,f32,f32,f32",
