@@ -22,6 +22,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Threads a block: the kernel is compiled for exactly this. */
@@ -94,20 +95,6 @@ static int hist_validate(wg_context *ctx, const wg_spec *s, int arch) {
   if (s->deterministic != 1)
     return wg_fail(ctx, WG_ESPEC, "deterministic: a histogram's counts are always "
                    "exact; leave deterministic out");
-  if (s->width != 32)
-    return wg_fail(ctx, WG_ESPEC, "width: 'histogram' chooses its own lanes; leave "
-                   "width out (got width=%d)", s->width);
-  if (s->layout != WG_LAYOUT_VEC)
-    return wg_fail(ctx, WG_ESPEC, "layout: 'histogram' chooses its own loads; leave "
-                   "layout out");
-  if (s->variant != WG_VARIANT_AUTO)
-    return wg_fail(ctx, WG_ESPEC, "variant: 'histogram' takes only auto");
-  if (s->lane != 0)
-    return wg_fail(ctx, WG_ESPEC, "lane: only broadcast takes a lane (got lane=%d for "
-                   "'histogram')", s->lane);
-  if (s->cols != 0)
-    return wg_fail(ctx, WG_ESPEC, "cols: 'histogram' takes no cols (got cols=%" PRId64
-                   ")", s->cols);
   if (s->combine || s->identity || s->final)
     return wg_fail(ctx, WG_ESPEC, "%s: a histogram takes only map= (a key's bin)",
                    s->combine ? "combine" : s->identity ? "identity" : "final");
@@ -200,9 +187,10 @@ static int hist_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
   char kernel[160], bins[32], block[16], unroll[16], method[8], copies[16], words[32],
       max_params[16];
   if (len < 0) return wg_fail(ctx, WG_ESPEC, "the spec has no text form");
-  wg_buf text = {0}, conv = {0}, defs = {0}, body = {0};
-  wg_buf_printf(&text, "%*s", len, "");
-  if (!text.failed) wg_spec_format(text.data, (size_t)len + 1, c);
+  char *text = malloc((size_t)len + 1);
+  if (!text) return wg_fail(ctx, WG_ENOMEM, "out of memory");
+  wg_spec_format(text, (size_t)len + 1, c);
+  wg_buf conv = {0}, defs = {0}, body = {0};
   wg_kernel_name(kernel, sizeof kernel, c);
   snprintf(bins, sizeof bins, "%" PRId64, c->bins);
   snprintf(block, sizeof block, "%u", HIST_BLOCK);
@@ -215,13 +203,13 @@ static int hist_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
   snprintf(summary, sizeof summary, "%s", p.method == HIST_SHARED32 && p.copies > 1
            ? "32-bit counters in shared memory, one histogram a warp."
            : method_summaries[p.method]);
-  int rc = text.failed ? wg_fail(ctx, WG_ENOMEM, "out of memory") : WG_OK;
-  if (!rc && wg_types[c->type].size == 2)
+  int rc = WG_OK;
+  if (wg_types[c->type].size == 2)
     rc = wg_template_render(ctx, &conv, "half_conversions.cuh", NULL, 0);
   if (!rc) rc = bin_body(ctx, &defs, &body, c);
   if (!rc) {
     const wg_template_var vars[] = {
-      {"spec", text.data},        {"version", WG_VERSION_STRING},
+      {"spec", text},        {"version", WG_VERSION_STRING},
       {"summary", summary},       {"conversions", conv.data ? conv.data : ""},
       {"ctype", wg_types[c->type].ctype},
       {"count_ctype", wg_types[c->counts].ctype},
@@ -233,7 +221,7 @@ static int hist_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
     };
     rc = wg_template_render(ctx, out, "histogram.cu", vars, WG_COUNT_OF(vars));
   }
-  wg_buf_free(&text);
+  free(text);
   wg_buf_free(&conv);
   wg_buf_free(&defs);
   wg_buf_free(&body);
@@ -241,7 +229,7 @@ static int hist_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
 }
 
 const wg_family wg_family_histogram = {
-  "histogram", hist_validate, hist_format_keys, NULL, hist_name_suffix, hist_source,
+  "histogram", WG_KEY_BINS | WG_KEY_COUNTS, hist_validate, hist_format_keys, NULL, hist_name_suffix, hist_source,
   hist_shared_bytes,
 };
 
