@@ -92,9 +92,6 @@ static int hist_validate(wg_context *ctx, const wg_spec *s, int arch) {
   if (s->counts != WG_U32 && s->counts != WG_U64)
     return wg_fail(ctx, WG_ESPEC, "counts: a histogram counts in u32 or u64, not %s",
                    wg_type_name(s->counts) ? wg_type_name(s->counts) : "that");
-  if (s->deterministic != 1)
-    return wg_fail(ctx, WG_ESPEC, "deterministic: a histogram's counts are always "
-                   "exact; leave deterministic out");
   if (s->combine || s->identity || s->final)
     return wg_fail(ctx, WG_ESPEC, "%s: a histogram takes only map= (a key's bin)",
                    s->combine ? "combine" : s->identity ? "identity" : "final");
