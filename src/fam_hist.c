@@ -13,6 +13,11 @@
  * word, while those fit (65536 bins on sm_90: 128 KiB); beyond that,
  * atomics on the output itself. Every method aggregates a warp's equal bins
  * with __match_any_sync first (templates/histogram.cu).
+ *
+ * A kernel is made for a capacity (the concrete spec's bins: the spec's
+ * rounded up to 8 steps an octave) and takes the call's bin count as an
+ * argument, so that bincount, whose bins follow the data, compiles a
+ * kernel per step rather than per count; the plan follows the capacity.
  */
 #include "driver.h"
 #include "expr.h"
@@ -55,6 +60,21 @@ static uint64_t shared_capacity(int arch) {
   if (arch >= 70) return 96u * 1024u;
   return 48u * 1024u;
 }
+
+/* The bins a kernel is made for: bins rounded up to 8 steps an octave (at
+ * most 1/8 more), so that a caller whose bin count follows its data
+ * (bincount: max + 1) compiles one kernel per step, not per count. The
+ * call passes its own count; powers of two stay as they are. */
+static int64_t hist_capacity(int64_t bins) {
+  if (bins < 1) return bins;
+  int64_t p = 1;
+  while (p <= bins / 2) p *= 2;
+  const int64_t step = p >= 8 ? p / 8 : 1;
+  const int64_t cap = (bins + step - 1) / step * step;
+  return cap > HIST_MAX_BINS ? HIST_MAX_BINS : cap;
+}
+
+static void hist_concrete(wg_spec *c) { c->bins = hist_capacity(c->bins); }
 
 static hist_plan hist_plan_for(const wg_spec *c) {
   const uint64_t bins = (uint64_t)c->bins, cap = shared_capacity(c->arch);
@@ -158,7 +178,7 @@ static int bin_body(wg_context *ctx, wg_buf *defs, wg_buf *body, const wg_spec *
     /* A u64 bin past 2^63 turns negative here: counted nowhere, as it is
      * past the last bin. */
     wg_buf_printf(body, "  const long long b = wg_user_map(%s, i, n, wg_pp);\n"
-                  "  return b >= 0 && b < WG_BINS ? (int)b : -1;", load);
+                  "  return b >= 0 && b < nbins ? (int)b : -1;", load);
   } else if (t->is_float) {
     const char *v = t->acc; /* f32 for the halves, else the type itself */
     wg_buf_printf(body,
@@ -166,13 +186,13 @@ static int bin_body(wg_context *ctx, wg_buf *defs, wg_buf *body, const wg_spec *
                   "  const %s v = %s;\n"
                   "  const %s lo = (%s)wg_pp.p[0].f64, hi = (%s)wg_pp.p[1].f64;\n"
                   "  if (!(v >= lo && v <= hi)) return -1; /* outside, or NaN */\n"
-                  "  const long long b = (long long)((v - lo) * (%s)WG_BINS / (hi - lo));\n"
-                  "  return b < WG_BINS ? (int)b : (int)(WG_BINS - 1); /* x == hi */",
+                  "  const long long b = (long long)((v - lo) * (%s)nbins / (hi - lo));\n"
+                  "  return b < nbins ? (int)b : (int)(nbins - 1); /* x == hi */",
                   v, v, load, v, v, v, v);
   } else if (t->is_signed) {
-    wg_buf_printf(body, "  return x >= 0 && (long long)x < WG_BINS ? (int)x : -1;");
+    wg_buf_printf(body, "  return x >= 0 && (long long)x < nbins ? (int)x : -1;");
   } else {
-    wg_buf_printf(body, "  return (unsigned long long)x < (unsigned long long)WG_BINS "
+    wg_buf_printf(body, "  return (unsigned long long)x < (unsigned long long)nbins "
                   "? (int)x : -1;");
   }
   return defs->failed || body->failed ? wg_fail(ctx, WG_ENOMEM, "out of memory") : WG_OK;
@@ -226,7 +246,8 @@ static int hist_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
 }
 
 const wg_family wg_family_histogram = {
-  "histogram", WG_KEY_BINS | WG_KEY_COUNTS, hist_validate, hist_format_keys, NULL, hist_name_suffix, hist_source,
+  "histogram", WG_KEY_BINS | WG_KEY_COUNTS, hist_validate, hist_format_keys, hist_concrete,
+  hist_name_suffix, hist_source,
   hist_shared_bytes,
 };
 
@@ -326,7 +347,8 @@ int wg_histogram(wg_context *ctx, const wg_spec *spec, uint64_t in, uint64_t n,
       if (grid > 0x7fffffffu) grid = 0x7fffffffu;
       CUdeviceptr in_ptr = (CUdeviceptr)in, out_ptr = (CUdeviceptr)out;
       unsigned long long count = (unsigned long long)n;
-      void *args[] = {&in_ptr, &count, &out_ptr, kparams};
+      long long nbins = spec->bins; /* k->spec.bins is the capacity, >= it */
+      void *args[] = {&in_ptr, &count, &out_ptr, &nbins, kparams};
       status = wg_cuda_status(ctx, api->LaunchKernel(k->function, (unsigned)grid, 1, 1,
                                                      HIST_BLOCK, 1, 1, (unsigned)shared,
                                                      s, args, NULL),

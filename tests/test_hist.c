@@ -9,9 +9,9 @@
  *                     type and both count types, and the maps, for sm_80
  *                     and sm_90 (suite nvrtc; no GPU);
  *   test_hist         on the device (suite gpu; 77 without one): bins 1,
- *                     2, 255, 256, 257, 4096, 30000, 65536, 116224, 116225
- *                     and 200000 (each method and the edges between them
- *                     on sm_90), sizes 0, 1 and around the vector, warp,
+ *                     2, 255, 256, 257, 4096, 28672, 28673, 65536,
+ *                     114688, 114689 and 200000 (each method and the
+ *                     edges between them on sm_90), sizes 0, 1 and around the vector, warp,
  *                     block and grid boundaries, unaligned starts, uniform
  *                     keys, keys piled in one bin (16-bit counters wrap
  *                     many times, low and high halves and whole words),
@@ -45,10 +45,12 @@ static bool quick(void) {
 /* The range float keys are counted over. */
 static const double range_lo = -3.0, range_hi = 5.0;
 
-/* Bins every key type gets, and the extra ones f32 and i32 get (the edges
- * between methods on sm_90: 256 a warp, 29056 a block, 116224 16-bit). */
+/* Bins every key type gets, and the extra ones f32 and i32 get: the edges
+ * between methods on sm_90 (kernels are made for bins rounded up to 8
+ * steps an octave: up to 256 a histogram a warp, up to 28672 one a block
+ * in 32 bits, up to 114688 in 16 bits, then global). */
 static const int64_t common_bins[] = {1, 2, 255, 256, 65536, 200000};
-static const int64_t edge_bins[] = {257, 4096, 30000, 116224, 116225};
+static const int64_t edge_bins[] = {257, 4096, 28672, 28673, 114688, 114689};
 
 static wg_spec hist_spec(wg_type type, int64_t bins, wg_type counts) {
   wg_spec s = WG_SPEC_INIT;
