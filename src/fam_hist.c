@@ -124,14 +124,17 @@ static int hist_validate(wg_context *ctx, const wg_spec *s, int arch) {
                      "a float histogram is the call's two f64 values (lo, hi)");
     return WG_OK;
   }
+  /* The common checks of the expression keys first (parameter count and
+   * types, the map in its scope), so that the map is parsed only then. */
+  int rc = wg_spec_expr_validate(ctx, s);
   wg_expr *e = NULL;
-  int rc = wg_spec_expr_parse(ctx, &e, s, WG_EXPR_MAP);
+  if (!rc) rc = wg_spec_expr_parse(ctx, &e, s, WG_EXPR_MAP);
   if (rc) return rc;
   const wg_value_type t = wg_expr_type(e);
   wg_expr_free(e);
   if (!integral(t))
     return wg_fail(ctx, WG_ESPEC, "map: a histogram's map gives a key's bin, an "
-                   "integer, not %s (write e.g. map=\"(i32)(x * p0)\")", wg_vt_name(t));
+                   "integer, not %s (write e.g. map=\"i32(x * p0)\")", wg_vt_name(t));
   return WG_OK;
 }
 

@@ -190,9 +190,19 @@ START_TEST(spec_text_and_validation) {
     ck_assert_msg(strstr(wg_errmsg(ctx), bad[k].key), "%s: message '%s' does not name %s",
                   bad[k].text, wg_errmsg(ctx), bad[k].key);
   }
-  /* A struct filled by hand: counts out of range. */
+  /* Structs filled by hand: counts out of range; a map with more
+   * parameters than there are slots, or of a type out of range. */
   wg_spec s = hist_spec(WG_I32, 4, (wg_type)99);
   ck_assert_int_eq(wg_spec_validate(ctx, &s), WG_ESPEC);
+  s = hist_spec(WG_F32, 4, WG_U32);
+  s.map = "i32(x)";
+  s.nparams = 100;
+  ck_assert_int_eq(wg_spec_validate(ctx, &s), WG_ESPEC);
+  s.nparams = 1;
+  s.params[0] = (wg_type)77;
+  ck_assert_int_eq(wg_spec_validate(ctx, &s), WG_ESPEC);
+  s.params[0] = WG_F32;
+  ck_assert_int_eq(wg_spec_validate(ctx, &s), WG_OK);
   wg_context_destroy(ctx);
 }
 END_TEST
