@@ -12,7 +12,7 @@
 #   --prepare copies warpgen, test_hist, libwarpgen and liboracle from the
 #   meson build folder BUILD, builds bench/hist_peers.cu with nvcc against
 #   BUILD/libwarpgen.a, and compiles every histogram spec the run uses for
-#   sm_90 into BINDIR/cache.tgz, so the GPU machine compiles nothing.
+#   sm_90 into BINDIR/hist-cache.tgz, so the GPU machine compiles nothing.
 #   BINDIR should be an ignored folder (e.g. build-gpu) to carry.
 # Logs go to $OUT (else ./gpu-logs). Exit 0 when every step passed.
 set -u
@@ -48,8 +48,8 @@ if [ "${1:-}" = --prepare ]; then
     done
   } | sort -u | sed 's/$/ arch=sm_90/' |
     xargs -P "$(nproc)" -d '\n' -I{} "$bin/warpgen" cubin "{}" -o /dev/null
-  tar czf "$bin/cache.tgz" -C "$cache" . && rm -rf "$cache"
-  "$bin/warpgen" info | sed -n 's/^nvrtc id  //p' >"$bin/nvrtc-id"
+  tar czf "$bin/hist-cache.tgz" -C "$cache" . && rm -rf "$cache"
+  "$bin/warpgen" info | sed -n 's/^nvrtc id  //p' >"$bin/hist-nvrtc-id"
   ls -la "$bin"
   exit 0
 fi
@@ -59,15 +59,15 @@ out=${OUT:-gpu-logs}
 mkdir -p "$out"
 export WARPGEN_CACHE_DIR=${WARPGEN_CACHE_DIR:-/tmp/warpgen-cache}
 mkdir -p "$WARPGEN_CACHE_DIR"
-[ -f "$bin/cache.tgz" ] && tar xzf "$bin/cache.tgz" -C "$WARPGEN_CACHE_DIR"
+[ -f "$bin/hist-cache.tgz" ] && tar xzf "$bin/hist-cache.tgz" -C "$WARPGEN_CACHE_DIR"
 nvrtc_info() { CUDA_VISIBLE_DEVICES= "$bin/warpgen" info 2>/dev/null; }
 if [ -z "${WARPGEN_NVRTC:-}" ] && nvrtc_info | grep -q '^nvrtc at  (not found)'; then
   nvrtc=$(find / -name 'libnvrtc.so.13*' -not -path '/proc/*' 2>/dev/null | head -1)
   [ -n "$nvrtc" ] && export WARPGEN_NVRTC=$nvrtc
 fi
 here_id=$(nvrtc_info | sed -n 's/^nvrtc id  //p')
-if [ -f "$bin/nvrtc-id" ] && [ "$here_id" != "$(cat "$bin/nvrtc-id")" ]; then
-  echo "note: NVRTC here ($here_id) is not the one cache.tgz was built with: kernels compile here"
+if [ -f "$bin/hist-nvrtc-id" ] && [ "$here_id" != "$(cat "$bin/hist-nvrtc-id")" ]; then
+  echo "note: NVRTC here ($here_id) is not the one hist-cache.tgz was built with: kernels compile here"
 fi
 export LD_LIBRARY_PATH=$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 failed=0
@@ -129,14 +129,14 @@ timeout 120 "$bin/hist_peers" --n $((1 << 28)) --reps 20 | tee "$out/hist_peers.
 verdict hist_peers "${PIPESTATUS[0]}"
 
 step "python: tests against torch.histc / torch.bincount, and PyTorch's speeds"
-if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+if python3 -c 'import pytest, torch; assert torch.cuda.is_available()' 2>/dev/null; then
   export PYTHONPATH=$PWD/python WARPGEN_LIBRARY=$bin/libwarpgen.so
   timeout 120 python3 -m pytest -q -x python/tests/test_gpu_hist.py >"$out/pytest_hist.log" 2>&1
   rc=$?; tail -3 "$out/pytest_hist.log"; verdict pytest_hist $rc
   timeout 90 python3 bench/hist_peers.py --n $((1 << 28)) --reps 10 | tee "$out/hist_peers_py.txt"
   verdict hist_peers.py "${PIPESTATUS[0]}"
 else
-  echo "no torch with CUDA here: skipped"
+  echo "no pytest, or no torch with CUDA, here: skipped"
 fi
 
 step summary
