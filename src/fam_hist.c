@@ -90,11 +90,6 @@ static hist_plan hist_plan_for(const wg_spec *c) {
   return p;
 }
 
-static const char *const method_summaries[] = {
-  "32-bit counters in shared memory, one histogram a block.",
-  "16-bit counters in shared memory, two to a word.",
-  "Atomics on the output (the bins do not fit in shared memory).",
-};
 
 /* --- the descriptor ------------------------------------------------------- */
 
@@ -219,10 +214,6 @@ static int hist_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
   snprintf(copies, sizeof copies, "%u", p.copies);
   snprintf(words, sizeof words, "%" PRIu64, p.words ? p.words : 1u);
   snprintf(max_params, sizeof max_params, "%d", WG_MAX_PARAMS);
-  char summary[160];
-  snprintf(summary, sizeof summary, "%s", p.method == HIST_SHARED32 && p.copies > 1
-           ? "32-bit counters in shared memory, one histogram a warp."
-           : method_summaries[p.method]);
   int rc = WG_OK;
   if (wg_types[c->type].size == 2)
     rc = wg_template_render(ctx, &conv, "half_conversions.cuh", NULL, 0);
@@ -230,7 +221,7 @@ static int hist_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
   if (!rc) {
     const wg_template_var vars[] = {
       {"spec", text},        {"version", WG_VERSION_STRING},
-      {"summary", summary},       {"conversions", conv.data ? conv.data : ""},
+      {"conversions", conv.data ? conv.data : ""},
       {"ctype", wg_types[c->type].ctype},
       {"count_ctype", wg_types[c->counts].ctype},
       {"max_params", max_params}, {"bins", bins},

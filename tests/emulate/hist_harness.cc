@@ -83,8 +83,9 @@ int main(int argc, char **argv) {
   wg_oracle_report r;
   wg_oracle_report_init(&r);
   wg_oracle_hist_check(&r, csize == 8 ? WG_U64 : WG_U32, bins, want.data(), out.data());
-  printf("%s: %s bins=%lld n=%llu grid=%u shift=%u kind=%d%s%s\n", r.mismatches ? "FAIL" : "PASS",
-         wg_type_size(type) ? argv[1] : "?", bins, n, grid, shift, kind,
+  printf("%s: %s bins=%lld n=%llu grid=%u shift=%u kind=%d seed=%llu%s%s\n",
+         r.mismatches ? "FAIL" : "PASS",
+         wg_type_size(type) ? argv[1] : "?", bins, n, grid, shift, kind, seed,
          r.mismatches ? ": " : "", r.mismatches ? r.first : "");
   return r.mismatches ? 1 : 0;
 }
