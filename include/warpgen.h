@@ -110,6 +110,10 @@ WG_API const char *wg_strerror(int status);
  * Whole-array and row reductions (see wg_reduce, wg_reduce_rows):
  *   WG_REDUCE_ARRAY  reduce-array  the whole array to one value
  *   WG_REDUCE_ROWS   reduce-rows   one value per row of `cols` elements
+ *
+ * Histograms (see wg_histogram):
+ *   WG_HISTOGRAM     histogram     `bins` counts (u32 or u64) of the keys
+ *                                  that fall in each bin
  */
 typedef enum {
   WG_REDUCE = 0,
@@ -123,6 +127,7 @@ typedef enum {
   WG_MATCH,
   WG_REDUCE_ARRAY,
   WG_REDUCE_ROWS,
+  WG_HISTOGRAM,
   WG_PRIMITIVE_COUNT
 } wg_primitive;
 
@@ -771,6 +776,47 @@ WG_API int wg_reduce_combine(wg_context *ctx, const wg_spec *spec, uint64_t accs
  * wg_spec_validate rejects, WG_EINVAL for NULL or another primitive.
  * Thread-safe. */
 WG_API int wg_reduce_spec_output_type(const wg_spec *spec);
+
+/* ------------------------------------------------------------------------ */
+/* Histograms                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Counts the n keys of `in` (device pointer, elements of spec->type) into
+ * spec->bins bins at device address `out`: bins counters of spec->counts
+ * (u32, the default, or u64). The spec is a "histogram" (WG_HISTOGRAM),
+ * e.g. the text "histogram i32 bins=256", "histogram f32 bins=65536
+ * counts=u64" or "histogram f32 bins=100 map=\"(i32)(x * p0)\" params=f32".
+ * A key's bin:
+ *   - integer keys without map=: key k counts in bin k; keys < 0 or >=
+ *     bins are counted nowhere;
+ *   - float keys without map=: torch.histc's and CUB HistogramEven's rule
+ *     over the range [lo, hi] given as params[0].f64 and params[1].f64
+ *     (nparams 2): bin = floor((x - lo) * bins / (hi - lo)), computed in
+ *     f32 (f64 for f64 keys, f32 for f16/bf16 too) with lo and hi
+ *     converted to that type first; x == hi (and any x whose quotient
+ *     rounds up to bins) goes to the last bin; x < lo, x > hi and NaN are
+ *     counted nowhere. lo < hi, both finite and hi - lo finite in that
+ *     type, or WG_EINVAL;
+ *   - with map=: the expression (docs/expressions.md; x is the key, i its
+ *     index, n the length, p0.. the spec's params=) gives the bin, an
+ *     integer type; values outside [0, bins) are counted nowhere. params
+ *     holds exactly spec->nparams values, each in the member of its type.
+ * The call zeroes `out` itself (a memset on `stream` before the kernel),
+ * so every call is self-contained; n == 0 writes zeros and compiles
+ * nothing. Counts are exact: u32 counts wrap modulo 2^32 past 4294967295
+ * keys in one bin, u64 never in practice. The result is the same on every
+ * run (atomics add integers, whose order does not matter).
+ * Asynchronous on stream; no workspace, so calls may overlap on any
+ * streams and inside CUDA graph capture (the memset and the kernel are
+ * captured; make one call before capturing so that nothing compiles
+ * then). Returns WG_EINVAL for NULL ctx, a spec of another primitive,
+ * the wrong number of parameters or a bad range; WG_ESPEC for an invalid
+ * spec (bins outside 1..2^31-1, counts other than u32/u64, a map that
+ * is not an integer); WG_EALIGN / WG_ERANGE / WG_EINVAL for pointers as
+ * wg_reduce. The spec is read during the call only. */
+WG_API int wg_histogram(wg_context *ctx, const wg_spec *spec, uint64_t in, uint64_t n,
+                        const wg_scalar *params, size_t nparams, uint64_t out,
+                        void *stream);
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,7 @@
  *                  and the tolerance rule below;
  *   oracle_acc.c   the sharded reductions' accumulators (a shard's, and k
  *                  of them combined), in the device's bytes.
+ *   oracle_hist.c  histograms: each key's bin, exact counts, test keys.
  *
  * Tolerances (the one rule, computed by wg_oracle_growth):
  *   - integers (wrapping modulo 2^bits), indices, counts, min, max,
@@ -177,6 +178,34 @@ void wg_oracle_report_merge(wg_oracle_report *into, const wg_oracle_report *part
 void wg_oracle_warp_check(wg_oracle_report *report, const wg_spec *spec, const void *in,
                           uint64_t n, const void *out, uint64_t group_begin,
                           uint64_t group_end);
+
+/* --- histograms (oracle_hist.c) ------------------------------------------ */
+
+/* The bin of key i of `in` for a histogram of `bins` bins over keys of
+ * `type` without map= (wg_histogram's rules: integer keys are their bin;
+ * float keys the range rule over [lo, hi] in f32, f64 for f64), or -1 for
+ * a key counted nowhere. */
+int64_t wg_oracle_hist_bin(wg_type type, int64_t bins, double lo, double hi,
+                           const void *in, uint64_t i);
+/* Counts one key of bin `bin` into want (nothing for bins outside). */
+void wg_oracle_hist_add(uint64_t *want, int64_t bins, int64_t bin);
+/* want[0..bins) = the exact counts of the n keys (want is overwritten). */
+void wg_oracle_histogram(uint64_t *want, wg_type type, int64_t bins, double lo, double hi,
+                         const void *in, uint64_t n);
+/* Compares `got`, bins counters of `counts` (u32: want modulo 2^32; u64),
+ * with want, adding every bin to *report. */
+void wg_oracle_hist_check(wg_oracle_report *report, wg_type counts, int64_t bins,
+                          const uint64_t *want, const void *got);
+/* Keys for a histogram test, each a function of (seed, i): */
+enum {
+  WG_ORACLE_HIST_UNIFORM = 0, /* uniform over the bins (floats over [lo, hi)) */
+  WG_ORACLE_HIST_PILED = 1,   /* 255 in 256 in one bin (bins / 3), the rest uniform */
+  WG_ORACLE_HIST_ONE_BIN = 2, /* every key in bin bins / 3 */
+  WG_ORACLE_HIST_EDGES = 3    /* out of range, negative, NaN, +-inf, lo, hi, bin
+                                 edges, huge, and uniform */
+};
+void wg_oracle_hist_fill(wg_type type, int64_t bins, double lo, double hi, int kind,
+                         void *in, uint64_t n, uint64_t seed);
 
 /* --- both ---------------------------------------------------------------- */
 

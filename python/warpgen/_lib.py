@@ -260,6 +260,8 @@ _SIGNATURES = {
                                  _u64, _vp]),
     "wg_reduce_combine": (_int, [_ctx, _P(wg_spec), _u64, _u64, _u64,
                                  _P(wg_scalar), _size, _u64, _vp]),
+    "wg_histogram": (_int, [_ctx, _P(wg_spec), _u64, _u64, _P(wg_scalar),
+                            _size, _u64, _vp]),
 }
 
 for _name, (_restype, _argtypes) in _SIGNATURES.items():

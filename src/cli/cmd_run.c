@@ -159,6 +159,9 @@ typedef struct run_job {
   size_t nparams;
   wg_kernel *kernel;     /* warp primitives */
   wg_launch_config config;
+  bool histogram;        /* histogram (run_hist.c): wg_histogram */
+  bool edge_keys;        /* histogram: the oracle's edge mix (run), else uniform */
+  wg_scalar hist_params[WG_MAX_PARAMS];
 } run_job;
 
 /* Resolves the job's shape from the options and the spec. reduce-rows:
@@ -174,6 +177,18 @@ static int job_make(run_job *job, const wg_spec *spec, const run_args *a,
   job->n = a->n;
   job->config = a->config;
   const char *why = NULL;
+  if (spec->primitive == WG_HISTOGRAM) {
+    job->histogram = true;
+    job->edge_keys = strcmp(cmd, "run") == 0;
+    job->nparams = wg_cli_hist_params(spec, a->params, a->nparams, job->hist_params);
+    job->params = job->hist_params;
+    if (a->have_rows || a->have_cols || a->have_launch) {
+      fprintf(stderr, "warpgen %s: --rows, --cols, --block and --grid are not for "
+              "histograms\n", cmd);
+      return WG_EXIT_USAGE;
+    }
+    return 0;
+  }
   if (!job->reduction) {
     if (a->have_rows || a->have_cols)
       why = "--rows and --cols are for reduce-rows";
@@ -227,6 +242,11 @@ static int job_make(run_job *job, const wg_spec *spec, const run_args *a,
 
 /* The output elements of a job and their size. */
 static int job_output_shape(const run_job *job, uint64_t *count, size_t *size) {
+  if (job->histogram) {
+    *count = (uint64_t)job->spec->bins;
+    *size = wg_type_size(job->spec->counts);
+    return WG_OK;
+  }
   if (!job->reduction)
     return wg_output_shape(count, size, job->spec, job->n);
   *count = job->rows;
@@ -274,7 +294,9 @@ static int buffers_make(wg_context *ctx, run_buffers *b, const run_job *job,
   if (!b->host_in || !b->host_out)
     return wg_fail(ctx, WG_ENOMEM, "out of host memory for %zu + %zu bytes",
                    b->in_bytes, b->out_bytes);
-  if (job->reduction)
+  if (job->histogram)
+    wg_cli_hist_fill(spec, job->params, job->edge_keys, b->host_in, n, seed);
+  else if (job->reduction)
     wg_oracle_fill(spec->type, spec->op, b->host_in, n, seed);
   else
     wg_oracle_warp_fill(spec, b->host_in, 0, n, seed);
@@ -295,6 +317,9 @@ static int job_launch(wg_context *ctx, const run_job *job, const run_buffers *b)
   case WG_REDUCE_ROWS:
     return wg_reduce_rows_ex(ctx, &job->reduce, &b->dev_in, 1, job->rows, job->cols,
                              job->cols, job->params, job->nparams, b->dev_out, NULL);
+  case WG_HISTOGRAM:
+    return wg_histogram(ctx, job->spec, b->dev_in, job->n, job->params, job->nparams,
+                        b->dev_out, NULL);
   default:
     return wg_warp_launch(ctx, job->kernel, b->dev_in, b->dev_out, job->n, NULL,
                           &job->config);
@@ -305,7 +330,9 @@ static int job_launch(wg_context *ctx, const run_job *job, const run_buffers *b)
 static void job_check(wg_oracle_report *report, const run_job *job,
                       const run_buffers *b) {
   wg_oracle_report_init(report);
-  if (job->reduction)
+  if (job->histogram)
+    wg_cli_hist_check(report, job->spec, job->params, b->host_in, job->n, b->host_out);
+  else if (job->reduction)
     wg_oracle_rows_check(report, job->spec->type, job->spec->op, b->host_in, job->rows,
                          job->cols, job->params, job->nparams, b->host_out);
   else
@@ -399,14 +426,15 @@ static double now_seconds(void) {
 static int job_warm_up(wg_context *ctx, run_job *job, const run_buffers *b,
                        double *load_ms) {
   double t0 = now_seconds();
-  int rc = job->reduction ? WG_OK : wg_kernel_get(ctx, &job->kernel, job->spec);
-  if (!job->reduction)
+  const bool own_call = job->reduction || job->histogram; /* compiles on first call */
+  int rc = own_call ? WG_OK : wg_kernel_get(ctx, &job->kernel, job->spec);
+  if (!own_call)
     *load_ms = 1e3 * (now_seconds() - t0);
   if (!rc)
     rc = job_launch(ctx, job, b);
   if (!rc)
     rc = wg_stream_sync(ctx, NULL);
-  if (job->reduction)
+  if (own_call)
     *load_ms = 1e3 * (now_seconds() - t0);
   return rc;
 }
@@ -429,7 +457,7 @@ static void job_name(char *text, size_t size, const run_job *job) {
   if (spec.primitive == WG_REDUCE_ROWS && job->cols <= INT64_MAX)
     spec.cols = (int64_t)job->cols;
   int len = wg_spec_format(text, size, &spec);
-  if (!job->reduction && spec.variant == WG_VARIANT_AUTO && len > 0 && (size_t)len < size)
+  if (!job->reduction && !job->histogram && spec.variant == WG_VARIANT_AUTO && len > 0 && (size_t)len < size)
     snprintf(text + len, size - (size_t)len, " (auto: %s)",
              wg_variant_name(wg_spec_resolve_variant(&spec)));
 }
@@ -439,6 +467,7 @@ static void job_name(char *text, size_t size, const run_job *job) {
 static const char run_usage[] =
     "usage: warpgen run SPEC [--n N] [--seed S] [--block B] [--grid G]\n"
     "       warpgen run REDUCE-SPEC [--n N | --rows R] [--cols C] [--param V]...\n"
+    "       warpgen run HISTOGRAM-SPEC [--n N] [--param LO --param HI]\n"
     "       warpgen run --specs FILE [--n N] [--seed S]\n"
     "  Runs the kernel for SPEC on the GPU over N random elements (default\n"
     "  1000000; '2^31+33' is accepted), checks every output against the CPU\n"
@@ -446,6 +475,8 @@ static const char run_usage[] =
     "  reduces the N elements to one value; reduce-rows reduces R rows of C\n"
     "  (C from --cols or the spec's cols=, R from --rows or N / C) and\n"
     "  --param gives the operator's parameters (var/std: the correction).\n"
+    "  A histogram counts N keys (floats: over [LO, HI], default [0, 1]; a\n"
+    "  map's params=: --param, in order) into its bins=.\n"
     "  --specs runs each spec in FILE ('-': standard input), one per line.\n"
     "  The seed is fresh each run unless given. Exit: 0 all match, 1 a\n"
     "  mismatch or an error, 2 bad usage or spec, 4 no GPU.\n";
@@ -640,11 +671,13 @@ int wg_cli_run(int argc, char **argv) {
 static const char bench_usage[] =
     "usage: warpgen bench SPEC [--n N] [--reps R] [--block B] [--grid G]\n"
     "       warpgen bench REDUCE-SPEC [--n N | --rows R] [--cols C] [--param V]...\n"
+    "       warpgen bench HISTOGRAM-SPEC [--n N] [--param LO --param HI]\n"
     "  Times the kernel for SPEC over N random elements (default 2^26) with\n"
     "  CUDA events: three warm-up launches, then R timed ones (default 50);\n"
     "  prints the median and fastest time, elements and groups (rows) per\n"
     "  second and the bandwidth (bytes read + written). The reductions take\n"
-    "  their shape as `run` does.\n";
+    "  their shape as `run` does; histograms count uniform keys and also\n"
+    "  print the GB/s of keys read.\n";
 
 static int compare_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -710,6 +743,8 @@ int wg_cli_bench(int argc, char **argv) {
              (double)job.n / median * 1e-9, groups / median * 1e-9,
              job.reduction ? "rows" : "groups",
              (double)(b.in_bytes + b.out_bytes) / median * 1e-9);
+    if (median > 0 && job.histogram)
+      printf("  %.1f GB/s of keys read\n", (double)b.in_bytes / median * 1e-9);
     code = WG_EXIT_OK;
   }
   free(times);
