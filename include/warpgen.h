@@ -507,6 +507,18 @@ WG_API int wg_stream_sync(wg_context *ctx, void *stream);
 /* Kernels and launches                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* A scalar parameter of a reduction (e.g. var's correction), passed to the
+ * kernel as an argument: a new value never compiles anything. Which member
+ * a parameter uses is the operator's (var/std: f64). */
+typedef union wg_scalar {
+  double f64;
+  float f32;
+  int64_t i64;
+  uint64_t u64;
+  int32_t i32;
+  uint32_t u32;
+} wg_scalar;
+
 typedef struct wg_kernel wg_kernel;
 
 /* Compiles (or takes from a cache), loads and looks up the kernel for spec.
@@ -534,9 +546,30 @@ WG_API int wg_warp_launch(wg_context *ctx, const wg_kernel *kernel,
                           uint64_t in, uint64_t out, uint64_t n,
                           void *stream, const wg_launch_config *config);
 
-/* wg_kernel_get followed by wg_warp_launch. */
+/* wg_kernel_get followed by wg_warp_launch. A spec with inputs= or
+ * params= needs wg_warp_ex (WG_EINVAL says so); var and std run with their
+ * default correction. */
 WG_API int wg_warp(wg_context *ctx, const wg_spec *spec, uint64_t in,
                    uint64_t out, uint64_t n, void *stream);
+
+/* wg_warp_launch with the inputs and parameters of wg_reduce_spec: `inputs`
+ * holds max(1, spec->ninputs) device pointers of n elements each (input k
+ * of its type), `params` the values of p0.. (exactly spec->nparams of them
+ * in the union member of their declared type), or, for a spec that
+ * declares none, the operator's own (var/std: the correction, f64; fewer
+ * given: the rest at their defaults). Parameters are a kernel argument: a
+ * new value compiles nothing. params are copied before the call returns.
+ * A count that does not match is WG_EINVAL. Asynchronous on stream. */
+WG_API int wg_warp_launch_ex(wg_context *ctx, const wg_kernel *kernel,
+                             const uint64_t *inputs, size_t ninputs, uint64_t n,
+                             const wg_scalar *params, size_t nparams, uint64_t out,
+                             void *stream, const wg_launch_config *config);
+
+/* wg_kernel_get followed by wg_warp_launch_ex with the default launch
+ * configuration. */
+WG_API int wg_warp_ex(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
+                      size_t ninputs, uint64_t n, const wg_scalar *params,
+                      size_t nparams, uint64_t out, void *stream);
 
 /* How many output elements, and their size in bytes, a warp-primitive spec
  * writes for n inputs (e.g. ceil(n / width) for reduce). WG_ESPEC for a
@@ -604,18 +637,6 @@ WG_API int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op,
  * keep the input type; argmin, argmax, count_nonzero give i64; logsumexp
  * keeps floating types and gives f32 for integers. */
 WG_API int wg_reduce_output_type(wg_type type, wg_operator op);
-
-/* A scalar parameter of a reduction (e.g. var's correction), passed to the
- * kernel as an argument: a new value never compiles anything. Which member
- * a parameter uses is the operator's (var/std: f64). */
-typedef union wg_scalar {
-  double f64;
-  float f32;
-  int64_t i64;
-  uint64_t u64;
-  int32_t i32;
-  uint32_t u32;
-} wg_scalar;
 
 #define WG_REDUCTION_VERSION 1
 
