@@ -36,21 +36,23 @@ template <class T>
 static __device__ __forceinline__ void wg_put(T *out, unsigned long long e,
     const T (&y)[WG_VEC], bool vector, bool full, unsigned long long n)
 {
-  if (sizeof(T) * WG_VEC % 16 == 0 && vector) {
-    union {
-      uint4 word[sizeof(T) * WG_VEC / 16];
-      T e[WG_VEC];
-    } c;
+  if constexpr (sizeof(T) * WG_VEC % 16 == 0) {
+    if (vector) {
+      union {
+        uint4 word[sizeof(T) * WG_VEC / 16];
+        T e[WG_VEC];
+      } c;
 #pragma unroll
-    for (int j = 0; j < WG_VEC; j++) c.e[j] = y[j];
+      for (int j = 0; j < WG_VEC; j++) c.e[j] = y[j];
 #pragma unroll
-    for (int w = 0; w < (int)(sizeof(T) * WG_VEC / 16); w++)
-      ((uint4 *)(out + e))[w] = c.word[w];
-  } else {
-#pragma unroll
-    for (int j = 0; j < WG_VEC; j++)
-      if (WG_VALID(j)) out[e + j] = y[j];
+      for (int w = 0; w < (int)(sizeof(T) * WG_VEC / 16); w++)
+        ((uint4 *)(out + e))[w] = c.word[w];
+      return;
+    }
   }
+#pragma unroll
+  for (int j = 0; j < WG_VEC; j++)
+    if (WG_VALID(j)) out[e + j] = y[j];
 }
 
 extern "C" __global__ void ${kernel}(const wg_elem *__restrict__ in,
