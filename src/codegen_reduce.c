@@ -9,6 +9,9 @@
  * fast. The shapes were measured on an H200 (docs/reduce-design.md).
  */
 #include "reduce.h"
+#include "family.h"
+
+#include <inttypes.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,10 +186,8 @@ static int codegen_elementwise(wg_context *ctx, wg_buf *out, const wg_spec *s,
   return wg_template_render(ctx, out, "expr_reduce.cu", vars, WG_COUNT_OF(vars));
 }
 
-int wg_codegen_reduce(wg_context *ctx, wg_buf *out, const wg_spec *concrete) {
-  if (concrete->primitive != WG_REDUCE_ARRAY && concrete->primitive != WG_REDUCE_ROWS)
-    return wg_fail(ctx, WG_ESPEC, "'%s' is not a whole-array or row reduction",
-                   wg_primitives[concrete->primitive].name);
+/* The source of a reduce-array or reduce-rows spec. */
+static int reduce_source(wg_context *ctx, wg_buf *out, const wg_spec *concrete) {
   char kernel[128];
   /* The spec's whole text: expressions may make it long. */
   const int len = wg_spec_format(NULL, 0, concrete);
@@ -213,3 +214,33 @@ int wg_codegen_reduce(wg_context *ctx, wg_buf *out, const wg_spec *concrete) {
   free(spec_text);
   return rc;
 }
+
+/* --- the reduction families ------------------------------------------------ */
+
+static int rows_validate(wg_context *ctx, const wg_spec *s, int arch) {
+  (void)arch;
+  if (s->cols < 0) return wg_fail(ctx, WG_ESPEC, "cols: %" PRId64 " is negative", s->cols);
+  return WG_OK;
+}
+
+static void rows_format_keys(wg_buf *out, const wg_spec *s) {
+  wg_buf_printf(out, " cols=%" PRId64, s->cols);
+}
+
+static void rows_name_suffix(wg_buf *out, const wg_spec *s) {
+  if (s->cols) wg_buf_printf(out, "_c%lld", (long long)s->cols);
+}
+
+const wg_family wg_family_reduce_array = {
+  .name = "reduce-array",
+  .source = reduce_source,
+};
+
+const wg_family wg_family_reduce_rows = {
+  .name = "reduce-rows",
+  .keys = WG_KEY_COLS,
+  .validate = rows_validate,
+  .format_keys = rows_format_keys,
+  .name_suffix = rows_name_suffix,
+  .source = reduce_source,
+};

@@ -13,7 +13,10 @@
  *   spec.c      text form, validation, listing, the choice behind `auto`
  *               (spec_expr.c: the expression keys of the reductions)
  *   template.c  templates built into the library, strict ${key} filling
- *   codegen.c   concrete spec -> CUDA source (codegen_reduce.c: reductions)
+ *   codegen.c   concrete spec -> CUDA source, through the spec's kernel
+ *               family (family.h): the warp family lives here, the
+ *               reductions in codegen_reduce.c, each newer family in a
+ *               fam_NAME.c that also holds its public launch call
  *   compile.c   source -> PTX + cubin through NVRTC
  *   cache.c     the on-disk cache of compiled binaries
  *   artifact.c  spec + architecture -> PTX + cubin, through the cache
@@ -188,12 +191,16 @@ typedef struct wg_operator_info {
                             take it (a scalar accumulator, final = r) */
 } wg_operator_info;
 
+struct wg_family; /* family.h */
+
 typedef struct wg_primitive_info {
   const char *name;      /* "reduce" */
   bool takes_operator;
   bool is_vote;          /* ballot, any, all, match */
   bool is_warp;          /* a warp primitive (not array/rows) */
   unsigned variants;     /* bit (1 << wg_variant) for each valid variant */
+  const struct wg_family *family; /* validate, source, ... (family.h) */
+  bool takes_expr;       /* map=, combine=, inputs=, params= allowed */
 } wg_primitive_info;
 
 extern const wg_type_info wg_types[WG_TYPE_COUNT];
@@ -283,8 +290,6 @@ extern const size_t wg_embedded_template_count;
  * load/store/bit conversions, identity and combine for spec's type and
  * operator (templates/prelude.cuh). */
 int wg_codegen_prelude(wg_context *ctx, wg_buf *out, const wg_spec *spec);
-/* The source of a reduce-array or reduce-rows spec (codegen_reduce.c). */
-int wg_codegen_reduce(wg_context *ctx, wg_buf *out, const wg_spec *concrete);
 /* The source for a concrete spec (see wg_spec_concrete); *out malloc'd. */
 int wg_codegen(wg_context *ctx, char **out, const wg_spec *concrete);
 /* Dynamic shared memory, in bytes, a warp-primitive kernel of this concrete

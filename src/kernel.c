@@ -55,6 +55,9 @@ static uint64_t spec_hash(const wg_spec *s) {
   for (int k = 0; k < WG_MAX_INPUTS; k++) h = mix(h, (uint64_t)s->inputs[k]);
   h = mix(h, (uint64_t)s->nparams);
   for (int k = 0; k < WG_MAX_PARAMS; k++) h = mix(h, (uint64_t)s->params[k]);
+  h = mix(h, (uint64_t)s->bins);
+  h = mix(h, (uint64_t)s->counts);
+  h = mix(h, (uint64_t)s->deterministic);
   return h ^ (h >> 29);
 }
 
@@ -66,7 +69,9 @@ static bool spec_equal(const wg_spec *a, const wg_spec *b) {
          a->map == b->map && a->combine == b->combine && a->identity == b->identity &&
          a->final == b->final && a->ninputs == b->ninputs &&
          memcmp(a->inputs, b->inputs, sizeof a->inputs) == 0 &&
-         a->nparams == b->nparams && memcmp(a->params, b->params, sizeof a->params) == 0;
+         a->nparams == b->nparams && memcmp(a->params, b->params, sizeof a->params) == 0 &&
+         a->bins == b->bins && a->counts == b->counts &&
+         a->deterministic == b->deterministic;
 }
 
 static wg_kernel *table_find(const struct wg_kernel_table *t,
@@ -189,9 +194,7 @@ static int choose_defaults(wg_context *ctx, const wg_driver_api *api,
     return wg_fail(ctx, WG_ECUDA, "kernel %s allows only %d threads a block",
                    k->name, k->max_block_size);
   int per_sm = 0;
-  size_t shared = wg_primitives[k->spec.primitive].is_warp
-                      ? wg_codegen_shared_bytes(&k->spec, block)
-                      : 0;
+  size_t shared = wg_codegen_shared_bytes(&k->spec, block);
   int status = wg_cuda_status(
       ctx,
       api->OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->function,

@@ -134,7 +134,7 @@ bool wg_spec_elementwise(const wg_spec *s) {
 int wg_spec_expr_validate(wg_context *ctx, const wg_spec *s) {
   if (!wg_spec_has_expr(s)) return WG_OK;
   const char *pn = wg_primitives[s->primitive].name;
-  if (!wg_primitives[s->primitive].takes_operator)
+  if (!wg_primitives[s->primitive].takes_expr)
     return wg_fail(ctx, WG_ESPEC, "'%s' takes no expressions, inputs or params: only "
                    "reduce-array, reduce-rows and the warp reduce, allreduce, scan and "
                    "exscan do", pn);

@@ -4,7 +4,7 @@
  * Adding a type or an operator is adding a row here; codegen and the spec
  * validator read these rows and never switch on a particular type.
  */
-#include "internal.h"
+#include "family.h"
 
 #define INF_F "__int_as_float(0x7f800000)"
 #define INF_D "__longlong_as_double(0x7ff0000000000000LL)"
@@ -206,20 +206,25 @@ wg_type wg_operator_out_type(wg_operator op, wg_type type) {
 
 const wg_primitive_info wg_primitives[WG_PRIMITIVE_COUNT] = {
   [WG_REDUCE] = {"reduce", true, false, true,
-                 V(AUTO) | V(DOWN) | V(XOR) | V(IDX) | V(REDUX) | V(SMEM)},
+                 V(AUTO) | V(DOWN) | V(XOR) | V(IDX) | V(REDUX) | V(SMEM),
+                 &wg_family_warp, true},
   [WG_ALLREDUCE] = {"allreduce", true, false, true,
-                    V(AUTO) | V(DOWN) | V(XOR) | V(IDX) | V(REDUX) | V(SMEM)},
-  [WG_SCAN] = {"scan", true, false, true, V(AUTO) | V(UP) | V(IDX) | V(SMEM)},
-  [WG_EXSCAN] = {"exscan", true, false, true,
-                 V(AUTO) | V(UP) | V(IDX) | V(SMEM)},
-  [WG_BROADCAST] = {"broadcast", false, false, true,
-                    V(AUTO) | V(IDX) | V(SMEM)},
-  [WG_BALLOT] = {"ballot", false, true, true, V(AUTO) | V(VOTE)},
-  [WG_ANY] = {"any", false, true, true, V(AUTO) | V(VOTE)},
-  [WG_ALL] = {"all", false, true, true, V(AUTO) | V(VOTE)},
-  [WG_MATCH] = {"match", false, true, true, V(AUTO) | V(VOTE)},
-  [WG_REDUCE_ARRAY] = {"reduce-array", true, false, false, V(AUTO)},
-  [WG_REDUCE_ROWS] = {"reduce-rows", true, false, false, V(AUTO)},
+                    V(AUTO) | V(DOWN) | V(XOR) | V(IDX) | V(REDUX) | V(SMEM),
+                    &wg_family_warp, true},
+  [WG_SCAN] = {"scan", true, false, true, V(AUTO) | V(UP) | V(IDX) | V(SMEM),
+               &wg_family_warp, true},
+  [WG_EXSCAN] = {"exscan", true, false, true, V(AUTO) | V(UP) | V(IDX) | V(SMEM),
+                 &wg_family_warp, true},
+  [WG_BROADCAST] = {"broadcast", false, false, true, V(AUTO) | V(IDX) | V(SMEM),
+                    &wg_family_warp, false},
+  [WG_BALLOT] = {"ballot", false, true, true, V(AUTO) | V(VOTE), &wg_family_warp, false},
+  [WG_ANY] = {"any", false, true, true, V(AUTO) | V(VOTE), &wg_family_warp, false},
+  [WG_ALL] = {"all", false, true, true, V(AUTO) | V(VOTE), &wg_family_warp, false},
+  [WG_MATCH] = {"match", false, true, true, V(AUTO) | V(VOTE), &wg_family_warp, false},
+  [WG_REDUCE_ARRAY] = {"reduce-array", true, false, false, V(AUTO),
+                       &wg_family_reduce_array, true},
+  [WG_REDUCE_ROWS] = {"reduce-rows", true, false, false, V(AUTO),
+                      &wg_family_reduce_rows, true},
 };
 
 const char *const wg_variant_names[WG_VARIANT_COUNT] = {

@@ -134,7 +134,7 @@ START_TEST(rejects_each_field) {
   expect_rejected("broadcast f32 width=8 lane=8", "lane: 8 is outside the group");
   expect_rejected("broadcast f32 lane=-1", "lane: -1");
   expect_rejected("reduce f32 sum lane=1", "only broadcast takes a lane");
-  expect_rejected("reduce f32 sum cols=4", "only reduce-rows takes cols");
+  expect_rejected("reduce f32 sum cols=4", "cols: only reduce-rows");
   expect_rejected("reduce-rows f32 sum width=16", "leave width out");
   expect_rejected("reduce-array f32 sum variant=xor", "not available for 'reduce-array'");
   expect_rejected("reduce f32 sum arch=sm_9x", "arch: '9x'");
