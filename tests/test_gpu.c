@@ -15,9 +15,13 @@
  * run: the base seed is printed, and WARPGEN_TEST_SEED replays it.
  *
  * Environment: WARPGEN_GPU_LARGE=0 skips the 2^31+33-element test (it
- * needs about 17 GB of device memory and 26 GB of host memory).
+ * needs about 17 GB of device memory and 26 GB of host memory);
+ * WARPGEN_GPU_LARGE=ops runs only its launches of the operators from
+ * argmin on (argmax's global indices).
  * WARPGEN_GPU_ALL=1 runs every listed spec of the operators from argmin on
- * (by default one width each, see in_sample).
+ * (by default one width each, see in_sample); WARPGEN_GPU_FILTER=REGEX
+ * (POSIX extended) only the listed specs whose text matches (a quick run:
+ * tests/gpu_warpacc.sh).
  */
 #include "driver.h"
 #include "internal.h"
@@ -26,6 +30,7 @@
 
 #include <check.h>
 #include <inttypes.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,11 +169,21 @@ START_TEST(every_spec) {
   specs = malloc((all_count + 1) * sizeof *specs);
   ck_assert_ptr_nonnull(specs);
   size_t listed = 0;
+  const char *filter_text = getenv("WARPGEN_GPU_FILTER");
+  regex_t filter;
+  const bool filtered = filter_text && *filter_text;
+  if (filtered)
+    ck_assert_msg(regcomp(&filter, filter_text, REG_EXTENDED | REG_NOSUB) == 0,
+                  "WARPGEN_GPU_FILTER is not a regular expression");
   for (size_t s = 0; s < all_count; s++)
     if (all[s].primitive == primitive) {
+      char text[256];
+      wg_spec_format(text, sizeof text, &all[s]);
       listed++;
-      if (in_sample(&all[s])) specs[count++] = all[s];
+      if (in_sample(&all[s]) && (!filtered || regexec(&filter, text, 0, NULL, 0) == 0))
+        specs[count++] = all[s];
     }
+  if (filtered) regfree(&filter);
   wg_free(all);
   /* NVRTC on every core first; the loop below then only loads modules. */
   double compile_start = wg_test_now();
@@ -228,7 +243,7 @@ START_TEST(every_spec) {
   buffers_free(ctx, &b);
   free(specs);
   wg_context_destroy(ctx);
-  ck_assert_msg(tested > 0, "no specs listed for %s",
+  ck_assert_msg(tested > 0 || filtered, "no specs listed for %s",
                 wg_primitive_name(primitive));
   ck_assert_msg(failures == 0,
                 "%" PRIu64 " of %" PRIu64 " runs failed (base seed "
@@ -270,7 +285,9 @@ START_TEST(past_2_31) {
   uint64_t launches = 0, checks = 0, failures = 0;
   char first_failure[1200] = "";
   wg_spec input_spec = WG_SPEC_INIT;
+  const bool ops_only = large && !strcmp(large, "ops");
   for (size_t r = 0; r < WG_COUNT_OF(runs); r++) {
+    if (ops_only && !runs[r].op) continue;
     wg_spec spec = WG_SPEC_INIT;
     spec.primitive = runs[r].primitive;
     spec.type = spec.primitive == WG_MATCH || spec.primitive == WG_BALLOT
