@@ -71,7 +71,7 @@ specs="$out/warpacc_sanitize_specs"
   echo "allreduce bf16 logsumexp width=16 variant=smem"
   echo "reduce i64 count_nonzero width=4 variant=idx layout=lane"
   echo "allreduce f16 std width=2 variant=xor"
-  echo 'reduce i32 combine="max(a, b)" identity="-7" width=16 variant=smem'
+  echo 'reduce i32 combine="max(a, b)" identity="-2147483648" width=16 variant=smem'
   echo 'scan u32 combine="a + b" identity="0" width=32 variant=up'
   echo 'exscan i32 sum map="x * x + i32(i % 3)" width=8 variant=idx layout=lane'
   echo 'allreduce u32 combine="a + b" identity="0" final="f64(r) / f64(n)" width=16'
