@@ -590,6 +590,41 @@ START_TEST(output_shape_validates) {
   s.primitive = WG_REDUCE_ARRAY;
   ck_assert_int_eq(wg_output_shape(&count, &size, &s, 65), WG_EINVAL);
   ck_assert_int_eq(wg_output_shape(NULL, &size, &s, 65), WG_EINVAL);
+  /* The operator primitives write the operator's output type (issue 9):
+   * indices and counts i64, logsumexp of integers f32, a final='s type. */
+  static const struct {
+    const char *text;
+    uint64_t count;
+    size_t size;
+    int type;
+  } shapes[] = {
+    {"reduce f16 argmax width=8", 9, 8, WG_I64},
+    {"allreduce f32 count_nonzero", 65, 8, WG_I64},
+    {"reduce i64 logsumexp width=4", 17, 4, WG_F32},
+    {"allreduce bf16 var width=16", 65, 2, WG_BF16},
+    {"scan i32 sum map=\"i64(x) * 2\"", 65, 8, WG_I64},
+    {"reduce u32 combine=\"a + b\" identity=\"0\" final=\"f64(r) / f64(n)\" width=2", 33,
+     8, WG_F64},
+    {"exscan u64 combine=\"min(a, b)\" identity=\"18446744073709551615\"", 65, 8, WG_U64},
+  };
+  for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+    ck_assert_msg(wg_spec_parse(ctx, &s, shapes[k].text) == WG_OK, "%s: %s", shapes[k].text,
+                  wg_errmsg(ctx));
+    ck_assert_int_eq(wg_output_shape(&count, &size, &s, 65), WG_OK);
+    ck_assert_msg(count == shapes[k].count && size == shapes[k].size,
+                  "%s: %llu x %zu", shapes[k].text, (unsigned long long)count, size);
+    ck_assert_int_eq(wg_reduce_spec_output_type(&s), shapes[k].type);
+  }
+  /* Parameters are a kernel argument only where a step reads them: the
+   * _ex ABI for var/std and specs with expressions, the plain one else. */
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce f32 var"), WG_OK);
+  ck_assert(wg_codegen_warp_takes_params(&s));
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce f32 argmax"), WG_OK);
+  ck_assert(!wg_codegen_warp_takes_params(&s));
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce f32 sum"), WG_OK);
+  ck_assert(!wg_codegen_warp_takes_params(&s));
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce f32 sum map=\"x * x\""), WG_OK);
+  ck_assert(wg_codegen_warp_takes_params(&s));
 }
 END_TEST
 
