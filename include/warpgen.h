@@ -97,6 +97,22 @@ WG_API const char *wg_strerror(int status);
  *   WG_ALLREDUCE  allreduce    one output per element (every lane's copy)
  *   WG_SCAN       scan         inclusive prefix, one output per element
  *   WG_EXSCAN     exscan       exclusive prefix (lane 0 gets the identity)
+ *
+ * reduce and allreduce take every operator (wg_operator) and expressions;
+ * the group is a reduction of its k elements (k = width, fewer for the
+ * last group), exactly as reduce-rows reduces a row of k, except for the
+ * index: each element is mapped with i = its global index in the input
+ * (map=, argmin/argmax), and the final step sees n = k (mean divides by
+ * k, var by k - correction, final= reads n = k). So argmin/argmax write the
+ * global index (i64) of the group's least/greatest element, first on ties,
+ * NaN winning: in[out[g]] is that element, and out[g] - g * width its place
+ * in the group. Outputs have the operator's type (wg_reduce_output_type;
+ * the final expression's with final=): wg_output_shape gives their size.
+ * The scans take sum, prod, min, max, and, or, xor or combine= (their
+ * accumulator is their output), with map=, not final=; exscan's first
+ * element is the identity. Specs with expressions, inputs= or params=,
+ * and var/std (their correction), take the _ex kernel ABI: see
+ * wg_warp_launch_ex. redux takes no expressions.
  *   WG_BROADCAST  broadcast    every element gets its group's lane `lane`
  *                              (zero where that lane is past the end)
  *   WG_BALLOT     ballot       one uint32 per group: bit j set when the
@@ -144,10 +160,10 @@ typedef enum {
 /* Operators. and/or/xor are bitwise and exist for integer types only.
  * Floating min/max follow fmin/fmax: a NaN loses against a number.
  *
- * From argmin on the operators exist for the whole-array and row reductions
- * only (reduce-array, reduce-rows; the warp primitives refuse them). They
- * follow PyTorch; their output types are the rule of
- * wg_reduce_output_type:
+ * From argmin on the operators serve the whole-array and row reductions
+ * and the warp reduce and allreduce (over each group, see wg_primitive;
+ * the warp scans refuse them). They follow PyTorch; their output types
+ * are the rule of wg_reduce_output_type:
  *   argmin, argmax  the index (i64) of the least / greatest element, the
  *                   first on ties; a NaN wins (the first NaN's index).
  *                   Empty input is an error. Any input type.
@@ -250,10 +266,13 @@ typedef struct wg_spec {
   int64_t cols;          /* reduce-rows: the row length, or 0 for "any" */
   wg_layout layout;      /* warp primitives: WG_LAYOUT_VEC (default) or
                             WG_LAYOUT_LANE; reduce-array/rows: VEC */
-  /* reduce-array and reduce-rows only (docs/expressions.md): expressions
-   * in warpgen's expression language, NULL for the operator's own.
+  /* reduce-array, reduce-rows and the warp reduce, allreduce, scan and
+   * exscan (docs/expressions.md): expressions in warpgen's expression
+   * language, NULL for the operator's own.
    *   map       over x y z w (the inputs), i (index), n (length), p0..p7;
-   *             the operator then reduces map's values instead of x
+   *             the operator then reduces map's values instead of x. In
+   *             the warp primitives i is the element's global index and n
+   *             the group's count; the scans take no final
    *   combine   over a, b; with identity (literals, p0..p7) it defines the
    *             accumulator, and `op` must be WG_OP_NONE
    *   final     over r (the accumulator), n, p0..p7: the output
@@ -709,10 +728,11 @@ WG_API int wg_reduce_rows_spec(wg_context *ctx, const wg_spec *spec,
                                const wg_scalar *params, size_t nparams, uint64_t out,
                                void *stream);
 
-/* The output type of a reduce-array or reduce-rows spec (its map, final
- * and operator decide it), as a wg_type (>= 0); WG_ESPEC for a spec
- * wg_spec_validate rejects, WG_EINVAL for NULL or another primitive.
- * Thread-safe. */
+/* The output type of a spec of a primitive that takes an operator
+ * (reduce-array, reduce-rows, and the warp reduce, allreduce, scan and
+ * exscan; its map, final and operator decide it), as a wg_type (>= 0);
+ * WG_ESPEC for a spec wg_spec_validate rejects, WG_EINVAL for NULL or
+ * another primitive. Thread-safe. */
 WG_API int wg_reduce_spec_output_type(const wg_spec *spec);
 
 #ifdef __cplusplus
