@@ -15,7 +15,8 @@
 #      shape (struct accumulators in every variant and layout, smem's
 #      32-byte slots, combine=, map=, final=) through `warpgen run`;
 #   4. warp_bandwidth for argmax and var (struct accumulators);
-#   5. the suite's large case, its argmax launch only (global indices past
+#   5. python/tests/test_gpu_warp_operators.py (PyTorch as the reference);
+#   6. the suite's large case, its argmax launch only (global indices past
 #      2^31, 2^31+33 elements; WARPGEN_GPU_LARGE=ops).
 # Logs go to $OUT (else ./gpu-logs); the lines printed are the summaries.
 #
@@ -92,6 +93,11 @@ for op in argmax var; do
   grep -E '^\| (reduce|allreduce) \| (f32|f64|i32) ' "$out/warpacc_bandwidth_$op.md"
   grep -E 'copy ceiling' "$out/warpacc_bandwidth_$op.md" | head -1
 done
+
+step "python: warp operators and expressions against PyTorch"
+PYTHONPATH=python WARPGEN_LIBRARY=$bin/libwarpgen.so timeout 60 \
+  python3 -m pytest -q python/tests/test_gpu_warp_operators.py >"$out/warpacc_pytest.log" 2>&1
+echo "pytest exit $?"; tail -3 "$out/warpacc_pytest.log"
 
 step "gpu suite: large (argmax's global index past 2^31)"
 WARPGEN_GPU_LARGE=ops CK_RUN_CASE=large CK_DEFAULT_TIMEOUT=600 timeout 90 "$bin/test_gpu" \
