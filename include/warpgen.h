@@ -97,6 +97,22 @@ WG_API const char *wg_strerror(int status);
  *   WG_ALLREDUCE  allreduce    one output per element (every lane's copy)
  *   WG_SCAN       scan         inclusive prefix, one output per element
  *   WG_EXSCAN     exscan       exclusive prefix (lane 0 gets the identity)
+ *
+ * reduce and allreduce take every operator (wg_operator) and expressions;
+ * the group is a reduction of its k elements (k = width, fewer for the
+ * last group), exactly as reduce-rows reduces a row of k, except for the
+ * index: each element is mapped with i = its global index in the input
+ * (map=, argmin/argmax), and the final step sees n = k (mean divides by
+ * k, var by k - correction, final= reads n = k). So argmin/argmax write the
+ * global index (i64) of the group's least/greatest element, first on ties,
+ * NaN winning: in[out[g]] is that element, and out[g] - g * width its place
+ * in the group. Outputs have the operator's type (wg_reduce_output_type;
+ * the final expression's with final=): wg_output_shape gives their size.
+ * The scans take sum, prod, min, max, and, or, xor or combine= (their
+ * accumulator is their output), with map=, not final=; exscan's first
+ * element is the identity. Specs with expressions, inputs= or params=,
+ * and var/std (their correction), take the _ex kernel ABI: see
+ * wg_warp_launch_ex. redux takes no expressions.
  *   WG_BROADCAST  broadcast    every element gets its group's lane `lane`
  *                              (zero where that lane is past the end)
  *   WG_BALLOT     ballot       one uint32 per group: bit j set when the
@@ -149,10 +165,10 @@ typedef enum {
 /* Operators. and/or/xor are bitwise and exist for integer types only.
  * Floating min/max follow fmin/fmax: a NaN loses against a number.
  *
- * From argmin on the operators exist for the whole-array and row reductions
- * only (reduce-array, reduce-rows; the warp primitives refuse them). They
- * follow PyTorch; their output types are the rule of
- * wg_reduce_output_type:
+ * From argmin on the operators serve the whole-array and row reductions
+ * and the warp reduce and allreduce (over each group, see wg_primitive;
+ * the warp scans refuse them). They follow PyTorch; their output types
+ * are the rule of wg_reduce_output_type:
  *   argmin, argmax  the index (i64) of the least / greatest element, the
  *                   first on ties; a NaN wins (the first NaN's index).
  *                   Empty input is an error. Any input type.
@@ -255,10 +271,13 @@ typedef struct wg_spec {
   int64_t cols;          /* reduce-rows: the row length, or 0 for "any" */
   wg_layout layout;      /* warp primitives: WG_LAYOUT_VEC (default) or
                             WG_LAYOUT_LANE; reduce-array/rows: VEC */
-  /* reduce-array and reduce-rows only (docs/expressions.md): expressions
-   * in warpgen's expression language, NULL for the operator's own.
+  /* reduce-array, reduce-rows and the warp reduce, allreduce, scan and
+   * exscan (docs/expressions.md): expressions in warpgen's expression
+   * language, NULL for the operator's own.
    *   map       over x y z w (the inputs), i (index), n (length), p0..p7;
-   *             the operator then reduces map's values instead of x
+   *             the operator then reduces map's values instead of x. In
+   *             the warp primitives i is the element's global index and n
+   *             the group's count; the scans take no final
    *   combine   over a, b; with identity (literals, p0..p7) it defines the
    *             accumulator, and `op` must be WG_OP_NONE
    *   final     over r (the accumulator), n, p0..p7: the output
@@ -519,6 +538,18 @@ WG_API int wg_stream_sync(wg_context *ctx, void *stream);
 /* Kernels and launches                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* A scalar parameter of a reduction (e.g. var's correction), passed to the
+ * kernel as an argument: a new value never compiles anything. Which member
+ * a parameter uses is the operator's (var/std: f64). */
+typedef union wg_scalar {
+  double f64;
+  float f32;
+  int64_t i64;
+  uint64_t u64;
+  int32_t i32;
+  uint32_t u32;
+} wg_scalar;
+
 typedef struct wg_kernel wg_kernel;
 
 /* Compiles (or takes from a cache), loads and looks up the kernel for spec.
@@ -546,9 +577,30 @@ WG_API int wg_warp_launch(wg_context *ctx, const wg_kernel *kernel,
                           uint64_t in, uint64_t out, uint64_t n,
                           void *stream, const wg_launch_config *config);
 
-/* wg_kernel_get followed by wg_warp_launch. */
+/* wg_kernel_get followed by wg_warp_launch. A spec with inputs= or
+ * params= needs wg_warp_ex (WG_EINVAL says so); var and std run with their
+ * default correction. */
 WG_API int wg_warp(wg_context *ctx, const wg_spec *spec, uint64_t in,
                    uint64_t out, uint64_t n, void *stream);
+
+/* wg_warp_launch with the inputs and parameters of wg_reduce_spec: `inputs`
+ * holds max(1, spec->ninputs) device pointers of n elements each (input k
+ * of its type), `params` the values of p0.. (exactly spec->nparams of them
+ * in the union member of their declared type), or, for a spec that
+ * declares none, the operator's own (var/std: the correction, f64; fewer
+ * given: the rest at their defaults). Parameters are a kernel argument: a
+ * new value compiles nothing. params are copied before the call returns.
+ * A count that does not match is WG_EINVAL. Asynchronous on stream. */
+WG_API int wg_warp_launch_ex(wg_context *ctx, const wg_kernel *kernel,
+                             const uint64_t *inputs, size_t ninputs, uint64_t n,
+                             const wg_scalar *params, size_t nparams, uint64_t out,
+                             void *stream, const wg_launch_config *config);
+
+/* wg_kernel_get followed by wg_warp_launch_ex with the default launch
+ * configuration. */
+WG_API int wg_warp_ex(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
+                      size_t ninputs, uint64_t n, const wg_scalar *params,
+                      size_t nparams, uint64_t out, void *stream);
 
 /* How many output elements, and their size in bytes, a warp-primitive spec
  * writes for n inputs (e.g. ceil(n / width) for reduce). WG_ESPEC for a
@@ -616,18 +668,6 @@ WG_API int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op,
  * keep the input type; argmin, argmax, count_nonzero give i64; logsumexp
  * keeps floating types and gives f32 for integers. */
 WG_API int wg_reduce_output_type(wg_type type, wg_operator op);
-
-/* A scalar parameter of a reduction (e.g. var's correction), passed to the
- * kernel as an argument: a new value never compiles anything. Which member
- * a parameter uses is the operator's (var/std: f64). */
-typedef union wg_scalar {
-  double f64;
-  float f32;
-  int64_t i64;
-  uint64_t u64;
-  int32_t i32;
-  uint32_t u32;
-} wg_scalar;
 
 #define WG_REDUCTION_VERSION 1
 
@@ -771,10 +811,11 @@ WG_API int wg_reduce_combine(wg_context *ctx, const wg_spec *spec, uint64_t accs
                              uint64_t k, uint64_t total, const wg_scalar *params,
                              size_t nparams, uint64_t out, void *stream);
 
-/* The output type of a reduce-array or reduce-rows spec (its map, final
- * and operator decide it), as a wg_type (>= 0); WG_ESPEC for a spec
- * wg_spec_validate rejects, WG_EINVAL for NULL or another primitive.
- * Thread-safe. */
+/* The output type of a spec of a primitive that takes an operator
+ * (reduce-array, reduce-rows, and the warp reduce, allreduce, scan and
+ * exscan; its map, final and operator decide it), as a wg_type (>= 0);
+ * WG_ESPEC for a spec wg_spec_validate rejects, WG_EINVAL for NULL or
+ * another primitive. Thread-safe. */
 WG_API int wg_reduce_spec_output_type(const wg_spec *spec);
 
 /* ------------------------------------------------------------------------ */

@@ -334,6 +334,12 @@ int wg_reduce_spec_args(wg_context *ctx, wg_spec_facts *facts, const wg_spec *sp
   if (spec->primitive != primitive)
     return wg_fail(ctx, WG_EINVAL, "the spec is a '%s', not a '%s'",
                    wg_primitives[spec->primitive].name, wg_primitives[primitive].name);
+  return wg_spec_call_args(ctx, spec, inputs, ninputs, params, nparams, kparams);
+}
+
+int wg_spec_call_args(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
+                      size_t ninputs, const wg_scalar *params, size_t nparams,
+                      wg_scalar kparams[WG_MAX_PARAMS]) {
   const size_t want = spec->ninputs < 1 ? 1 : (size_t)spec->ninputs;
   if (!inputs || ninputs != want)
     return wg_fail(ctx, WG_EINVAL, "the spec reads %zu input%s, %zu pointer%s given", want,
@@ -392,7 +398,6 @@ int wg_reduce_spec_output_type(const wg_spec *spec) {
   if (!spec) return WG_EINVAL;
   int status = wg_spec_validate(NULL, spec);
   if (status != WG_OK) return status;
-  if (spec->primitive != WG_REDUCE_ARRAY && spec->primitive != WG_REDUCE_ROWS)
-    return WG_EINVAL;
+  if (!wg_primitives[spec->primitive].takes_operator) return WG_EINVAL;
   return (int)wg_spec_out_type(spec);
 }

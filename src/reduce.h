@@ -37,6 +37,15 @@
 #define WG_WORKSPACE_BYTES \
   (WG_WORKSPACE_TICKET_BYTES + WG_WORKSPACE_PARTIALS * WG_WORKSPACE_PARTIAL_BYTES)
 
+/* The inputs and parameter block of a call with a validated spec: `inputs`
+ * must hold max(1, spec->ninputs) pointers; kparams gets the spec's own
+ * parameters (exactly spec->nparams given) or, when it declares none, the
+ * operator's with their defaults. WG_OK or WG_EINVAL with a message. Used
+ * by the reductions and the warp primitives' _ex calls. */
+int wg_spec_call_args(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
+                      size_t ninputs, const wg_scalar *params, size_t nparams,
+                      wg_scalar kparams[WG_MAX_PARAMS]);
+
 /* How a reduce-rows kernel maps rows onto threads. */
 typedef struct wg_rows_shape {
   bool long_rows;       /* a warp or blocks per row (split chosen at launch) */

@@ -139,8 +139,12 @@ int wg_spec_expr_validate(wg_context *ctx, const wg_spec *s) {
   if (!wg_spec_has_expr(s)) return WG_OK;
   const char *pn = wg_primitives[s->primitive].name;
   if (!wg_primitives[s->primitive].takes_expr)
-    return wg_fail(ctx, WG_ESPEC, "'%s' takes no expressions, inputs or params",
-                   pn);
+    return wg_fail(ctx, WG_ESPEC, "'%s' takes no expressions, inputs or params: only "
+                   "reduce-array, reduce-rows and the warp reduce, allreduce, scan and "
+                   "exscan do", pn);
+  if ((s->primitive == WG_SCAN || s->primitive == WG_EXSCAN) && s->final)
+    return wg_fail(ctx, WG_ESPEC, "final: '%s' writes every prefix as the accumulator "
+                   "holds it; final= is for the reductions", pn);
   if (s->ninputs > WG_MAX_INPUTS)
     return wg_fail(ctx, WG_ESPEC, "inputs: %d inputs; at most %d (x y z w)", s->ninputs,
                    WG_MAX_INPUTS);

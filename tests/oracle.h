@@ -110,6 +110,11 @@ bool wg_oracle_check(const wg_oracle *o, const void *got, char *why, size_t why_
  * primitives' inputs (wg_oracle_warp_fill). */
 void wg_oracle_fill(wg_type type, wg_operator op, void *in, uint64_t n, uint64_t seed);
 
+/* wg_oracle_fill's values of the operators from argmin on, for elements
+ * [begin, end) only (element i depends on (seed, i) alone). */
+void wg_oracle_fill_range(wg_type type, wg_operator op, void *in, uint64_t begin,
+                          uint64_t end, uint64_t seed);
+
 /* Element i of `base` as a double (floats, integers converted). */
 double wg_oracle_elem(wg_type type, const void *base, uint64_t i);
 /* Stores x as element i of `base` (rounded to nearest even; integers
@@ -206,6 +211,33 @@ enum {
 };
 void wg_oracle_hist_fill(wg_type type, int64_t bins, double lo, double hi, int kind,
                          void *in, uint64_t n, uint64_t seed);
+/* Does the spec carry expressions, inputs beyond x or parameters? Those
+ * need wg_oracle_warp_check_ex; wg_oracle_warp_check counts them as one
+ * mismatch that says so. */
+bool wg_oracle_spec_has_expr(const wg_spec *spec);
+
+/* --- warp primitives with expressions (oracle_expr.c) -------------------- */
+
+/* Needs the library's expression evaluator (src/expr_eval.c), so it is
+ * linked only where the static library is (the test suites, refcli), not
+ * into liboracle.so.
+ *
+ * wg_oracle_warp_check for any operator spec, expressions included:
+ * `inputs` holds max(1, spec->ninputs) arrays of n elements (input k of
+ * spec->inputs[k], input 0 of spec->type), `params` spec->nparams values
+ * (the spec declares none: the operator's defaults). Per group: the map
+ * (else the element) of each element with i its global index and n the
+ * group's count, folded with combine= (else by the operator, as
+ * wg_oracle_reduce with its bound), then final= with r and n the group's
+ * count. Expressions are evaluated by wg_expr_eval_bounded; where the
+ * result is not exactly determined (a map with math functions under a
+ * built-in operator, a float combine whose result depends on the fold
+ * order, final= over an inexact float accumulator) the group counts as a
+ * mismatch that says the spec cannot be checked: never a silent pass. */
+void wg_oracle_warp_check_ex(wg_oracle_report *report, const wg_spec *spec,
+                             const void *const *inputs, uint64_t n,
+                             const wg_scalar *params, size_t nparams, const void *out,
+                             uint64_t group_begin, uint64_t group_end);
 
 /* --- both ---------------------------------------------------------------- */
 

@@ -335,9 +335,10 @@ static void job_check(wg_oracle_report *report, const run_job *job,
   else if (job->reduction)
     wg_oracle_rows_check(report, job->spec->type, job->spec->op, b->host_in, job->rows,
                          job->cols, job->params, job->nparams, b->host_out);
-  else
-    wg_oracle_warp_check(report, job->spec, b->host_in, job->n, b->host_out, 0,
-                         wg_oracle_group_count(job->spec, job->n));
+  else /* expressions too (one input, the operator's default parameters) */
+    wg_oracle_warp_check_ex(report, job->spec, (const void *const[]){b->host_in}, job->n,
+                            NULL, 0, b->host_out, 0,
+                            wg_oracle_group_count(job->spec, job->n));
 }
 /* A pair of CUDA events around some launches. */
 typedef struct timer {
