@@ -14,6 +14,7 @@ method of Context for callers that manage their own.
 
 from . import _lib
 from .arrays import DeviceArray
+from .compact import compact
 from .context import CacheStats, Context, DeviceInfo, default_context
 from .errors import (AlignmentError, ArchError, ArrayError, CompileError,
                      CudaError, DTypeError, Error, FileError,
@@ -84,7 +85,7 @@ __all__ = [
     "LaunchError", "NoDeviceError", "NotFoundError", "OPERATORS",
     "OutOfMemoryError", "PRIMITIVES", "RangeError", "Spec", "SpecError",
     "TYPES", "TemplateError", "VARIANTS", "all", "any", "argmax", "argmin",
-    "ballot", "count_nonzero", "cubin", "default_context", "device_info",
+    "ballot", "compact", "count_nonzero", "cubin", "default_context", "device_info",
     "find_disassembler", "logsumexp", "match", "mean", "norm", "ptx",
     "ReductionKernel", "reduce", "reduce_rows", "sass", "source", "spec_list", "std", "var",
     "warp",
