@@ -10,6 +10,7 @@
  * stream's workspace after the reductions' part (workspace.c), which the
  * kernel leaves zero for the next launch.
  */
+#include "compact.h"
 #include "driver.h"
 #include "expr.h"
 #include "family.h"
@@ -17,6 +18,7 @@
 #include "reduce.h"
 #include "workspace.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,4 +246,80 @@ int wg_compact(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
   wg_device_leave(ctx, &scope);
   if (status == WG_OK) wg_errmsg_clear(ctx);
   return status;
+}
+
+/* --- the host's answer (compact.h) --------------------------------------- */
+
+static float f16_to_float(uint16_t h) {
+  const unsigned exponent = (h >> 10) & 31u, mantissa = h & 1023u;
+  float f = exponent == 0    ? ldexpf((float)mantissa, -24)
+            : exponent == 31 ? (mantissa ? NAN : INFINITY)
+                             : ldexpf((float)(mantissa | 1024u), (int)exponent - 25);
+  return h >> 15 ? -f : f;
+}
+
+/* Element i of `base` (of type t) as the expression language sees it. */
+static wg_value element_value(wg_type t, const void *base, uint64_t i) {
+  const unsigned char *p = (const unsigned char *)base + i * wg_types[t].size;
+  wg_value v;
+  memset(&v, 0, sizeof v);
+  v.type = wg_value_type_of(t);
+  uint16_t h;
+  uint32_t b;
+  switch (t) {
+  case WG_F16: memcpy(&h, p, 2); v.as.f32 = f16_to_float(h); break;
+  case WG_BF16: memcpy(&h, p, 2); b = (uint32_t)h << 16; memcpy(&v.as.f32, &b, 4); break;
+  default: memcpy(&v.as, p, wg_types[t].size); break; /* the member of its type */
+  }
+  return v;
+}
+
+static bool value_nonzero(wg_value v) {
+  switch (v.type) {
+  case WG_VT_BOOL: return v.as.b;
+  case WG_VT_I32: return v.as.i32 != 0;
+  case WG_VT_U32: return v.as.u32 != 0;
+  case WG_VT_I64: return v.as.i64 != 0;
+  case WG_VT_U64: return v.as.u64 != 0;
+  case WG_VT_F32: return v.as.f32 != 0; /* a NaN is non-zero */
+  default: return v.as.f64 != 0;
+  }
+}
+
+int wg_compact_keep_host(wg_context *ctx, const wg_spec *spec, const void *const *inputs,
+                         uint64_t n, const wg_scalar *params, unsigned char *keep) {
+  int rc = wg_spec_validate(ctx, spec);
+  if (rc) return rc;
+  if (spec->primitive != WG_COMPACT)
+    return wg_fail(ctx, WG_EINVAL, "not a compact spec");
+  if (!spec->map) {
+    const size_t size = wg_types[spec->type].size;
+    for (uint64_t i = 0; i < n; i++) {
+      uint64_t bits = 0;
+      memcpy(&bits, (const unsigned char *)inputs[0] + i * size, size);
+      if (wg_types[spec->type].is_float) bits &= ~(1ull << (size * 8 - 1));
+      keep[i] = bits != 0;
+    }
+    return WG_OK;
+  }
+  wg_expr *e = NULL;
+  if ((rc = wg_spec_expr_parse(ctx, &e, spec, WG_EXPR_MAP))) return rc;
+  wg_expr_values vars;
+  memset(&vars, 0, sizeof vars);
+  for (int k = 0; k < spec->nparams; k++) {
+    vars.params[k].type = wg_value_type_of(spec->params[k]);
+    memcpy(&vars.params[k].as, &params[k], wg_types[spec->params[k]].size);
+  }
+  vars.n = (int64_t)n;
+  const int ninputs = spec->ninputs < 1 ? 1 : spec->ninputs;
+  for (uint64_t i = 0; i < n && !rc; i++) {
+    for (int k = 0; k < ninputs; k++)
+      vars.inputs[k] = element_value(k ? spec->inputs[k] : spec->type, inputs[k], i);
+    vars.i = (int64_t)i;
+    wg_value out;
+    rc = wg_expr_eval(ctx, e, &vars, &out);
+    keep[i] = !rc && value_nonzero(out);
+  }
+  wg_expr_free(e);
+  return rc;
 }

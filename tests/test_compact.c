@@ -20,7 +20,7 @@
  * the count. WARPGEN_COMPACT_QUICK=1 keeps only small sizes (for
  * compute-sanitizer). The base seed is printed; WARPGEN_TEST_SEED replays.
  */
-#include "expr.h"
+#include "compact.h"
 #include "oracle.h"
 #include "support.h"
 
@@ -60,74 +60,12 @@ static void fill(wg_type t, void *in, uint64_t n, uint64_t seed) {
   }
 }
 
-/* Element i of `base` as the expression language sees it. */
-static wg_value elem_value(wg_type t, const void *base, uint64_t i) {
-  wg_value v;
-  const unsigned char *p = (const unsigned char *)base + i * wg_type_size(t);
-  v.type = wg_value_type_of(t);
-  switch (t) {
-  case WG_F16:
-  case WG_BF16: v.as.f32 = (float)wg_oracle_elem(t, base, i); break;
-  case WG_F32: memcpy(&v.as.f32, p, 4); break;
-  case WG_F64: memcpy(&v.as.f64, p, 8); break;
-  case WG_I32: memcpy(&v.as.i32, p, 4); break;
-  case WG_U32: memcpy(&v.as.u32, p, 4); break;
-  case WG_I64: memcpy(&v.as.i64, p, 8); break;
-  default: memcpy(&v.as.u64, p, 8); break;
-  }
-  return v;
-}
-
-static wg_value param_value(wg_type t, wg_scalar s) {
-  wg_value v;
-  v.type = wg_value_type_of(t);
-  switch (t) {
-  case WG_F32: v.as.f32 = s.f32; break;
-  case WG_F64: v.as.f64 = s.f64; break;
-  case WG_I32: v.as.i32 = s.i32; break;
-  case WG_U32: v.as.u32 = s.u32; break;
-  case WG_I64: v.as.i64 = s.i64; break;
-  default: v.as.u64 = s.u64; break;
-  }
-  return v;
-}
-
-static bool value_nonzero(wg_value v) {
-  switch (v.type) {
-  case WG_VT_BOOL: return v.as.b;
-  case WG_VT_I32: return v.as.i32 != 0;
-  case WG_VT_U32: return v.as.u32 != 0;
-  case WG_VT_I64: return v.as.i64 != 0;
-  case WG_VT_U64: return v.as.u64 != 0;
-  case WG_VT_F32: return v.as.f32 != 0; /* a NaN is non-zero */
-  default: return v.as.f64 != 0;
-  }
-}
-
-/* keep[i] for every element: the predicate on the CPU, or non-zero. */
+/* keep[i] for every element: the predicate on the host (expr_eval.c), or
+ * non-zero. */
 static void keep_mask(wg_context *ctx, const wg_spec *spec, void *const *host, uint64_t n,
                       const wg_scalar *params, unsigned char *keep) {
-  if (!spec->map) {
-    for (uint64_t i = 0; i < n; i++) keep[i] = wg_oracle_nonzero(spec->type, host[0], i);
-    return;
-  }
-  wg_expr *e = NULL;
-  WG_TEST_OK(ctx, wg_spec_expr_parse(ctx, &e, spec, WG_EXPR_MAP));
-  wg_expr_values vars;
-  memset(&vars, 0, sizeof vars);
-  for (int k = 0; k < spec->nparams; k++)
-    vars.params[k] = param_value(spec->params[k], params[k]);
-  vars.n = (int64_t)n;
-  const int ninputs = spec->ninputs < 1 ? 1 : spec->ninputs;
-  for (uint64_t i = 0; i < n; i++) {
-    for (int k = 0; k < ninputs; k++)
-      vars.inputs[k] = elem_value(k ? spec->inputs[k] : spec->type, host[k], i);
-    vars.i = (int64_t)i;
-    wg_value out;
-    WG_TEST_OK(ctx, wg_expr_eval(ctx, e, &vars, &out));
-    keep[i] = value_nonzero(out);
-  }
-  wg_expr_free(e);
+  WG_TEST_OK(ctx, wg_compact_keep_host(ctx, spec, (const void *const *)host, n, params,
+                                       keep));
 }
 
 typedef struct run_opts {
@@ -409,6 +347,38 @@ START_TEST(spec_text) {
 }
 END_TEST
 
+/* The host's answer that the device is checked against (compact.h). */
+START_TEST(host_keep) {
+  wg_context *ctx = wg_test_context();
+  wg_spec s;
+  const float x[] = {0.0f, -0.0f, NAN, 1.0f, 0.5f, -2.0f, INFINITY};
+  const uint16_t h[] = {0x0000, 0x8000, 0x7e00, 0x3c00, 0x3800, 0xc000, 0x7c00};
+  const unsigned char nonzero[] = {0, 0, 1, 1, 1, 1, 1};
+  const unsigned char above[] = {0, 0, 0, 1, 0, 0, 1}; /* x > 0.75 */
+  unsigned char keep[7];
+  const void *in[2] = {x, h};
+  WG_TEST_OK(ctx, wg_spec_parse(ctx, &s, "compact f32"));
+  WG_TEST_OK(ctx, wg_compact_keep_host(ctx, &s, in, 7, NULL, keep));
+  ck_assert_mem_eq(keep, nonzero, 7);
+  WG_TEST_OK(ctx, wg_spec_parse(ctx, &s, "compact f16"));
+  WG_TEST_OK(ctx, wg_compact_keep_host(ctx, &s, in + 1, 7, NULL, keep));
+  ck_assert_mem_eq(keep, nonzero, 7);
+  wg_scalar p = {.f64 = 0.75};
+  WG_TEST_OK(ctx, wg_spec_parse(ctx, &s, "compact f32 pred=\"y > p0\" inputs=f32,f16 "
+                                "params=f64"));
+  WG_TEST_OK(ctx, wg_compact_keep_host(ctx, &s, in, 7, &p, keep));
+  ck_assert_mem_eq(keep, above, 7);
+  WG_TEST_OK(ctx, wg_spec_parse(ctx, &s, "compact f32 pred=\"x\""));
+  WG_TEST_OK(ctx, wg_compact_keep_host(ctx, &s, in, 7, NULL, keep));
+  ck_assert_mem_eq(keep, nonzero, 7); /* a NaN result keeps, -0.0 does not */
+  WG_TEST_OK(ctx, wg_spec_parse(ctx, &s, "compact f32 pred=\"i % 3 == 1 || i == n - 1\""));
+  WG_TEST_OK(ctx, wg_compact_keep_host(ctx, &s, in, 7, NULL, keep));
+  const unsigned char pattern[] = {0, 1, 0, 0, 1, 0, 1};
+  ck_assert_mem_eq(keep, pattern, 7);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
 /* Every type with each kind of predicate compiles (NVRTC, no GPU). */
 START_TEST(every_shape_compiles) {
   const wg_type t = (wg_type)_i;
@@ -443,6 +413,7 @@ int main(int argc, char **argv) {
   if (nvrtc) {
     tc = tcase_create("text");
     tcase_add_test(tc, spec_text);
+    tcase_add_test(tc, host_keep);
     suite_add_tcase(s, tc);
     tc = tcase_create("nvrtc");
     tcase_add_loop_test(tc, every_shape_compiles, 0, WG_TYPE_COUNT);
