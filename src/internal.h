@@ -78,6 +78,8 @@ struct wg_context {
   int device_arch;       /* -1: not probed yet; 0: no device; else e.g. 90 */
   /* canonical expression texts specs point at (util.c, wg_intern) */
   struct wg_interned *interned;
+  /* what each valid spec asked for resolved to (spec_expr.c) */
+  struct wg_spec_memo *spec_memo;
 };
 
 /* --- teardown hooks of the device side (driver.c, kernel.c) -------------- */
@@ -254,6 +256,28 @@ int wg_spec_expr_key(wg_context *ctx, wg_spec *spec, const char *key, size_t kle
  * unused input and parameter slots cleared: specs of equal kernels are
  * equal field by field (kernel.c's table compares them so). */
 int wg_spec_canonical(wg_context *ctx, wg_spec *out, const wg_spec *spec);
+
+/* Every field of a spec, expression texts by their bytes: equal specs hash
+ * equal, whoever owns their texts. */
+uint64_t wg_spec_hash(const wg_spec *spec);
+/* Are a and b the same spec field by field (texts compared by content)? */
+bool wg_spec_same(const wg_spec *a, const wg_spec *b);
+
+/* What a valid spec resolves to: decided once, then looked up. */
+typedef struct wg_spec_facts {
+  wg_spec canonical; /* wg_spec_canonical's: texts interned in the context */
+  uint64_t hash;     /* wg_spec_hash(&canonical) */
+  wg_type value_type, out_type; /* wg_spec_value_type, wg_spec_out_type */
+  bool elementwise;  /* wg_spec_elementwise */
+} wg_spec_facts;
+/* Validates spec (as wg_spec_validate) and fills *out. A spec with
+ * expressions is parsed once per context: the facts of every valid one are
+ * kept in ctx (keyed by the spec as asked, texts by content), so a launch
+ * of a spec seen before costs a hash and a compare, not a parse. WG_OK, or
+ * the validation error (message on ctx), or WG_ENOMEM. */
+int wg_spec_facts_get(wg_context *ctx, const wg_spec *spec, wg_spec_facts *out);
+/* Frees ctx's memo of facts (at wg_context_destroy). */
+void wg_spec_memo_free(wg_context *ctx);
 
 /* --- templates (template.c) ---------------------------------------------- */
 

@@ -811,6 +811,50 @@ START_TEST(expr_scopes_and_rules) {
 }
 END_TEST
 
+/* The facts of a spec are remembered per context under the spec as asked,
+ * its texts by content: a caller that rewrites its buffer between calls
+ * gets the facts of the new text, and an invalid spec is never remembered. */
+START_TEST(expr_facts_memo) {
+  char map[32] = "x*x";
+  wg_spec s;
+  wg_spec_init(&s);
+  s.primitive = WG_REDUCE_ARRAY;
+  s.map = map;
+  wg_spec_facts f;
+  for (int round = 0; round < 2; round++) { /* worked out, then looked up */
+    ck_assert_int_eq(wg_spec_facts_get(ctx, &s, &f), WG_OK);
+    ck_assert_str_eq(f.canonical.map, "x * x");
+    ck_assert(!f.elementwise);
+    ck_assert_int_eq(f.out_type, WG_F32);
+    ck_assert_uint_eq(f.hash, wg_spec_hash(&f.canonical));
+  }
+  strcpy(map, "f64(x) * n"); /* same pointer, other text */
+  ck_assert_int_eq(wg_spec_facts_get(ctx, &s, &f), WG_OK);
+  ck_assert_str_eq(f.canonical.map, "f64(x) * n");
+  ck_assert(f.elementwise);
+  ck_assert_int_eq(f.out_type, WG_F64);
+  strcpy(map, "x * y"); /* y is not an input: rejected, every time */
+  for (int round = 0; round < 2; round++)
+    ck_assert_int_eq(wg_spec_facts_get(ctx, &s, &f), WG_ESPEC);
+  s.ninputs = 2;
+  s.inputs[1] = WG_F64;
+  ck_assert_int_eq(wg_spec_facts_get(ctx, &s, &f), WG_OK);
+  ck_assert(f.elementwise);
+  ck_assert_int_eq(f.out_type, WG_F64);
+  /* Equal specs hash equal whoever owns the text; one field apart differ. */
+  wg_spec t = s;
+  t.map = "x * y";
+  ck_assert(wg_spec_same(&s, &t));
+  ck_assert_uint_eq(wg_spec_hash(&s), wg_spec_hash(&t));
+  t.inputs[1] = WG_F32;
+  ck_assert(!wg_spec_same(&s, &t));
+  t = s;
+  t.final = t.map, t.map = NULL; /* the same text under another key */
+  ck_assert(!wg_spec_same(&s, &t));
+  ck_assert_uint_ne(wg_spec_hash(&s), wg_spec_hash(&t));
+}
+END_TEST
+
 START_TEST(expr_source_from_tree) {
   /* A C caller's spec points at its own text; the source holds the tree's
    * rendering, never the typed text, and one kernel name per expression. */
@@ -865,6 +909,7 @@ int main(void) {
   tcase_add_test(spec, expr_round_trips);
   tcase_add_test(spec, expr_quotes_and_escapes);
   tcase_add_test(spec, expr_scopes_and_rules);
+  tcase_add_test(spec, expr_facts_memo);
   tcase_add_test(spec, expr_source_from_tree);
   tcase_add_test(spec, parse_defaults_and_spacing);
   tcase_add_loop_test(spec, round_trip_every_listed_spec, 0, 2);
