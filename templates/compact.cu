@@ -139,7 +139,8 @@ ${kernel}(const wg_inputs in, unsigned long long n, wg_elem *__restrict__ out_va
     for (int j = 0; j < WG_VEC; j++) {
       const unsigned long long e =
           base + (unsigned long long)(u * WG_BLOCK + threadIdx.x) * WG_VEC + j;
-      if (e < n && wg_keep(v[u].e[j], in, e, n, params)) keep |= 1u << (u * WG_VEC + j);
+      if ((whole || e < n) && wg_keep(v[u].e[j], in, e, n, params))
+        keep |= 1u << (u * WG_VEC + j);
     }
 
   /* Ballots: lane ranks within the warp, and the warp's count, per u. */

@@ -1,7 +1,8 @@
 #!/bin/bash
 # check_compact.sh - runs the generated compact kernels on the host, no GPU
 # (tests/emulate/compact_harness.cc): f32, f64 and i64, with and without a
-# predicate, at sizes around the tile, against a plain loop.
+# predicate, at sizes around the tile, aligned and not, against a plain
+# loop.
 # usage: tests/emulate/check_compact.sh BUILD_DIR
 set -euo pipefail
 build=${1:?usage: check_compact.sh BUILD_DIR}
@@ -27,7 +28,10 @@ print(s + "\n#define KERNEL " + name)' >"$work/kernel.inc"
     g++ -std=c++20 -O1 -w -pthread -I"$work" "$root/tests/emulate/compact_harness.cc" -o "$work/h"
     tile=$((256 * 64 / $( [ $t = f32 ] && echo 4 || echo 8)))
     for n in 0 1 31 33 $((tile - 1)) $tile $((tile + 1)) $((3 * tile + 17)); do
-      "$work/h" $n $((n + 7)) $pred || { echo "FAIL: $spec n=$n"; fails=$((fails + 1)); }
+      for offset in 0 1; do
+        "$work/h" $n $((n + 7)) $pred $offset ||
+          { echo "FAIL: $spec n=$n offset=$offset"; fails=$((fails + 1)); }
+      done
     done
   done
 done

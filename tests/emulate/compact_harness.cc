@@ -81,9 +81,11 @@ int main(int argc, char **argv) {
   const unsigned long long n = strtoull(argv[1], nullptr, 0);
   const unsigned seed = (unsigned)strtoul(argv[2], nullptr, 0);
   const int with_pred = atoi(argv[3]);
+  const unsigned offset = argc > 4 ? (unsigned)atoi(argv[4]) : 0; /* elements */
   const unsigned long long tile = WG_TILE;
   const unsigned grid = n == 0 ? 1 : (unsigned)((n + tile - 1) / tile);
-  std::vector<wg_elem> in(n + 1), values(n + 1);
+  std::vector<wg_elem> storage(n + 1 + offset), values(n + 1);
+  wg_elem *const in = storage.data() + offset; /* offset 1: not 16-byte aligned */
   std::vector<long long> indices(n + 1);
   srand(seed);
   for (unsigned long long i = 0; i < n; i++) {
@@ -100,7 +102,7 @@ int main(int argc, char **argv) {
   std::vector<unsigned char> workspace(16 + 8 * (size_t)grid, 0);
   wg_inputs inputs;
   memset(&inputs, 0, sizeof inputs);
-  inputs.x = in.data();
+  inputs.x = in;
   wg_params params;
   memset(&params, 0, sizeof params);
   params.p[0].f32 = 0.5f;
