@@ -214,11 +214,11 @@ START_TEST(outputs_alignment_inputs) {
 }
 END_TEST
 
-/* Small, large (the workspace grows), small again: the workspace is left
- * ready every time. */
+/* Small, large (past 8192 tiles: the workspace grows past its first
+ * 64 KiB), small again: the workspace is left ready every time. */
 START_TEST(workspace_reuse) {
   wg_context *ctx = wg_test_context();
-  const uint64_t sizes[] = {5000, 100, quick() ? 200000 : 20000000, 9000, 3, 300001};
+  const uint64_t sizes[] = {5000, 100, quick() ? 200000 : 40000000, 9000, 3, 300001};
   for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
     run_one(ctx, "compact f32 pred=\"x > 1\"", sizes[s], NULL, (run_opts){true, true, 0, 2});
   wg_context_destroy(ctx);
