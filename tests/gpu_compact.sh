@@ -4,7 +4,7 @@
 #   1. the Check suite on the device (tests/test_compact.c: every type,
 #      sizes around tiles, NaN/-0.0, all/none kept, extra inputs, unaligned
 #      inputs, workspace reuse and growth, errors, 2^31 + 4099 elements);
-#   2. compute-sanitizer memcheck and racecheck over `warpgen run` of small
+#   2. compute-sanitizer memcheck, racecheck and synccheck over `warpgen run` of small
 #      compact specs (one tile, several tiles: the look-back);
 #   3. the Python tests against torch.masked_select (skipped without torch);
 #   4. the benchmark: bench/compact_peers.cu (CUB DeviceSelect::If, copy
@@ -69,9 +69,10 @@ sanitize() {
 }
 step memcheck 60 sanitize memcheck
 step racecheck 90 sanitize racecheck
+step synccheck 60 sanitize synccheck
 
 # 3. Python against torch (skips without torch).
-step python 60 env PYTHONPATH=python WARPGEN_LIBRARY="$bin/libwarpgen.so" \
+step python 90 env PYTHONPATH=python WARPGEN_LIBRARY="$bin/libwarpgen.so" \
   python3 -m pytest -q -x python/tests/test_gpu_compact.py
 
 # 4. benchmarks.
@@ -83,6 +84,7 @@ cat "$out/device.log"
 echo "--- test_compact";  tail -n 3 "$out/check.log"
 echo "--- memcheck";      grep -E "ERROR SUMMARY|failing runs|FAIL" "$out/memcheck.log" | sort | uniq -c
 echo "--- racecheck";     grep -E "RACECHECK SUMMARY|ERROR SUMMARY|failing runs|FAIL" "$out/racecheck.log" | sort | uniq -c
+echo "--- synccheck";     grep -E "ERROR SUMMARY|failing runs|FAIL" "$out/synccheck.log" | sort | uniq -c
 echo "--- python";        tail -n 2 "$out/python.log"
 echo "--- CUB benchmark"; cat "$out/bench-cub.log"
 echo "--- torch benchmark"; cat "$out/bench-torch.log"
