@@ -693,6 +693,84 @@ WG_API int wg_reduce_rows_spec(wg_context *ctx, const wg_spec *spec,
                                const wg_scalar *params, size_t nparams, uint64_t out,
                                void *stream);
 
+/* ------------------------------------------------------------------------ */
+/* Sharded reductions: one shard's accumulator, then the shards combined      */
+/* ------------------------------------------------------------------------ */
+
+/* An array that lives in shards (one a GPU or a process) is reduced in two
+ * steps: each shard's reduction stops before the final step and stores its
+ * accumulator (wg_reduce_partial); the host moves those bytes with any
+ * engine it runs (NCCL all_gather through torch.distributed, MPI, a
+ * socket), and wg_reduce_combine folds k of them in index order and
+ * applies the final step. python/warpgen/distributed.py does this over
+ * torch.distributed; README "Sharded reductions" tells how.
+ *
+ * The accumulator is the operator model's (src/tables.c): (value, index)
+ * for argmin/argmax, (count, mean, M2) for var/std, (max, sum of exp) for
+ * logsumexp, a scalar for the others (a user combine=: a scalar of the
+ * map's type). Its bytes are the device's little-endian struct: fields in
+ * order, each at a multiple of its size, the whole a multiple of the
+ * widest. */
+#define WG_ACCUMULATOR_MAX_FIELDS 4
+
+typedef struct wg_accumulator_field {
+  const char *name; /* "v", "i", "n", "mean", "m2", "m", "s"; "" for a
+                       scalar. Static: owned by the library, never freed */
+  wg_type type;     /* f32 for the values of f16/bf16 inputs */
+  size_t offset;    /* bytes from the accumulator's start */
+} wg_accumulator_field;
+
+typedef struct wg_accumulator_layout {
+  size_t size;      /* bytes of one accumulator (an array of k: k * size) */
+  size_t align;     /* the alignment its device address needs */
+  int nfields;
+  wg_accumulator_field fields[WG_ACCUMULATOR_MAX_FIELDS];
+  /* WG_OP_SUM, WG_OP_PROD, WG_OP_MIN or WG_OP_MAX when the accumulator is
+   * one integer whose combine an engine's own reduction of that type gives
+   * bit for bit in any order (sums and products wrap; min and max only for
+   * signed types): the shards' accumulators may then be all-reduced with
+   * it (e.g. NCCL's all_reduce) and finalized by a wg_reduce_combine of
+   * k = 1. WG_OP_NONE for every other accumulator (floats: their sums
+   * depend on the order; structs): gather the bytes and combine them. */
+  wg_operator native;
+} wg_accumulator_layout;
+
+/* Fills *out with the accumulator layout of a reduce-array (or reduce-rows)
+ * spec. WG_ESPEC for a spec wg_spec_validate rejects, WG_EINVAL for NULL or
+ * another primitive. Thread-safe; needs no context and no device. */
+WG_API int wg_reduce_accumulator(wg_accumulator_layout *out, const wg_spec *spec);
+
+/* Reduces one shard, the n elements of `inputs` (as wg_reduce_spec: the
+ * spec's ninputs device pointers, each n elements of its type), into one
+ * accumulator at device address `acc` (wg_reduce_accumulator's size,
+ * aligned to its align), without the final step. The shard is elements
+ * [base, base + n) of an array of `total` elements: the map's i is the
+ * global index base + e (so argmin/argmax store global indices) and its n
+ * is total. n == 0 stores the identity (no error, even for argmax: the
+ * combine decides). base < 0 or base + n > total is WG_EINVAL. The same
+ * kernel as wg_reduce_spec of the spec (one compile serves both); params,
+ * errors, asynchrony, determinism, streams and graphs as wg_reduce_spec. */
+WG_API int wg_reduce_partial(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
+                             size_t ninputs, uint64_t n, int64_t base, uint64_t total,
+                             const wg_scalar *params, size_t nparams, uint64_t acc,
+                             void *stream);
+
+/* Folds the k accumulators at device address `accs` (k * size bytes,
+ * aligned as wg_reduce_accumulator says; wg_reduce_partial's or bytes of
+ * the same layout from anywhere) left to right, in index order (shard 0
+ * first), then applies the spec's final step with n = total (the count of
+ * every shard together) and writes one element of
+ * wg_reduce_spec_output_type to `out`. One thread folds: the result is the
+ * same bits on every run and every device that gets the same bytes (it
+ * may differ in the last bits from wg_reduce_spec over the whole array,
+ * which folds in another order). k == 0 folds nothing (the identity's
+ * final step). total == 0 for argmin, argmax and norminf is WG_EINVAL, as
+ * in wg_reduce. params as wg_reduce_spec (var/std: the correction). The
+ * spec's input pointers are not read. Asynchronous on stream. */
+WG_API int wg_reduce_combine(wg_context *ctx, const wg_spec *spec, uint64_t accs,
+                             uint64_t k, uint64_t total, const wg_scalar *params,
+                             size_t nparams, uint64_t out, void *stream);
+
 /* The output type of a reduce-array or reduce-rows spec (its map, final
  * and operator decide it), as a wg_type (>= 0); WG_ESPEC for a spec
  * wg_spec_validate rejects, WG_EINVAL for NULL or another primitive.

@@ -24,7 +24,8 @@
  *   kernel.c    cubin -> loaded module and function, per context
  *   workspace.c scratch device memory for the reductions, pooled per context
  *   generate.c  the public wg_source / wg_ptx / wg_cubin
- *   launch.c    the calls users make: warp primitives (reduce.c: reductions)
+ *   launch.c    the calls users make: warp primitives (reduce.c: reductions;
+ *               partial.c: sharded reductions, a shard and the combine)
  *   context.c   creating and destroying a context
  *
  * Nothing before driver.c touches the CUDA driver: the architecture is an

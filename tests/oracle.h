@@ -12,6 +12,8 @@
  *                  of `width`, the last group partial);
  *   oracle.c       the whole-array and row reductions of every operator,
  *                  and the tolerance rule below;
+ *   oracle_acc.c   the sharded reductions' accumulators (a shard's, and k
+ *                  of them combined), in the device's bytes;
  *   oracle_compact.c  stream compaction (exact: values, indices, count).
  *
  * Tolerances (the one rule, computed by wg_oracle_growth):
@@ -113,6 +115,22 @@ double wg_oracle_elem(wg_type type, const void *base, uint64_t i);
 /* Stores x as element i of `base` (rounded to nearest even; integers
  * truncated toward zero). */
 void wg_oracle_set(wg_type type, void *base, uint64_t i, double x);
+
+/* --- sharded reductions (oracle_acc.c) ----------------------------------- */
+
+/* The CPU twin of wg_reduce_partial for a built-in operator: the
+ * accumulator of elements [first, first + count) of `base`, their indices
+ * index_base + k, written to acc in the device's bytes
+ * (wg_reduce_accumulator's layout: wg_reduce_combine takes them). WG_OK,
+ * or wg_reduce_accumulator's error for a pair the library refuses. */
+int wg_oracle_partial(void *acc, wg_type type, wg_operator op, const void *base,
+                      uint64_t first, uint64_t count, int64_t index_base);
+/* The CPU twin of wg_reduce_combine: the k accumulators at accs folded in
+ * index order, then the final step over `total` elements, one element of
+ * wg_reduce_output_type written to out. params as wg_oracle_reduce. */
+int wg_oracle_combine(void *out, wg_type type, wg_operator op, const void *accs,
+                      uint64_t k, uint64_t total, const wg_scalar *params,
+                      size_t nparams);
 
 /* --- the warp primitives (oracle_warp.c) ---------------------------------- */
 
