@@ -88,7 +88,7 @@ union wg_vec16 {
   wg_elem e[WG_VEC];
 };
 
-extern "C" __global__ void __launch_bounds__(WG_BLOCK)
+extern "C" __global__ void __launch_bounds__(WG_BLOCK, 6)
 ${kernel}(const wg_inputs in, unsigned long long n, wg_elem *__restrict__ out_values,
     long long *__restrict__ out_indices, unsigned long long *__restrict__ out_count,
     const wg_params params, unsigned char *workspace)
