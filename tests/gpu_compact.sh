@@ -46,7 +46,7 @@ step() { # name, seconds, command...
   summary+=("$(printf '%-16s rc=%-3s %4ss  %s' "$name" "$rc" $((SECONDS - t0)) "$out/$name.log")")
   return $rc
 }
-nvidia-smi --query-gpu=name,clocks.max.sm,memory.total --format=csv,noheader >"$out/device.log" 2>&1
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,clocks.max.sm,memory.total --format=csv,noheader >"$out/device.log" 2>&1
 
 # 1. correctness on the device (the one fork per test keeps CUDA per test).
 step check 150 "$bin/test_compact"
@@ -67,9 +67,12 @@ sanitize() {
   echo "$tool: $fails failing runs"
   [ $fails = 0 ]
 }
-step memcheck 60 sanitize memcheck
-step racecheck 90 sanitize racecheck
-step synccheck 60 sanitize synccheck
+# timeout runs programs, not functions: the function goes to a child bash.
+export -f sanitize
+export san bin
+step memcheck 60 bash -c 'sanitize memcheck'
+step racecheck 90 bash -c 'sanitize racecheck'
+step synccheck 60 bash -c 'sanitize synccheck'
 
 # 3. Python against torch (skips without torch).
 step python 90 env PYTHONPATH=python WARPGEN_LIBRARY="$bin/libwarpgen.so" \
@@ -87,7 +90,7 @@ step bench-cub-5blocks 60 env WARPGEN_TEMPLATE_DIR="$alt" "$bin/compact_peers"
 step bench-torch 60 env PYTHONPATH=python WARPGEN_LIBRARY="$bin/libwarpgen.so" \
   python3 bench/compact_peers.py
 
-cat "$out/device.log"
+cat "$out/device.log" 2>/dev/null
 echo "--- test_compact";  tail -n 3 "$out/check.log"
 echo "--- memcheck";      grep -E "ERROR SUMMARY|failing runs|FAIL" "$out/memcheck.log" | sort | uniq -c
 echo "--- racecheck";     grep -E "RACECHECK SUMMARY|ERROR SUMMARY|failing runs|FAIL" "$out/racecheck.log" | sort | uniq -c
