@@ -130,6 +130,9 @@ WG_API const char *wg_strerror(int status);
  * Histograms (see wg_histogram):
  *   WG_HISTOGRAM     histogram     `bins` counts (u32 or u64) of the keys
  *                                  that fall in each bin
+ * Stream compaction (see wg_compact):
+ *   WG_COMPACT       compact       the elements a predicate keeps (pred=),
+ *                                  in order, their indices and their count
  */
 typedef enum {
   WG_REDUCE = 0,
@@ -144,6 +147,7 @@ typedef enum {
   WG_REDUCE_ARRAY,
   WG_REDUCE_ROWS,
   WG_HISTOGRAM,
+  WG_COMPACT,
   WG_PRIMITIVE_COUNT
 } wg_primitive;
 
@@ -858,6 +862,58 @@ WG_API int wg_reduce_spec_output_type(const wg_spec *spec);
 WG_API int wg_histogram(wg_context *ctx, const wg_spec *spec, uint64_t in, uint64_t n,
                         const wg_scalar *params, size_t nparams, uint64_t out,
                         void *stream);
+/* Stream compaction                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* Keeps the elements of an array for which a predicate holds, in their
+ * order (stable, as torch.masked_select), with optionally their indices,
+ * and writes how many were kept. spec is a "compact" spec, e.g. the one
+ * wg_spec_parse makes of
+ *     compact f32 pred="x > p0 && x == x" params=f32
+ * whose predicate (spec->map, written pred=; docs/expressions.md) reads x
+ * and the other inputs y z w (inputs=), the index i (i64), the length n
+ * and the parameters p0..p7 (params=); an element is kept when the
+ * predicate is non-zero (a NaN result keeps). A spec without a predicate
+ * keeps the non-zero elements (on the bits: -0.0 is zero, NaN is not).
+ *
+ * `inputs` holds spec->ninputs device pointers (at least 1), each n
+ * elements of its type (input 0: spec->type), any alignment of the
+ * element. `params` holds exactly spec->nparams values, each in the union
+ * member of its declared type; a new value compiles nothing.
+ *
+ * Outputs (device pointers; each must have room for n elements, since
+ * how many are kept is known only on the device):
+ *   out_values   the kept elements of input 0 (spec->type), or 0: not
+ *                wanted
+ *   out_indices  their indices, as int64, or 0: not wanted
+ *   out_count    one uint64: how many were kept (0 for n == 0), written
+ *                on the device; never 0
+ * Elements past the count are left as they were.
+ *
+ * The method: one launch, tiles of 256 threads x 64 bytes a thread taken
+ * in order from an atomic ticket; each warp ballots the predicate and
+ * counts with __popc, the block scans its warps' counts, and a decoupled
+ * look-back over the earlier tiles' counts gives the tile its place in the
+ * output (counts are integers, so the result is the same on every run).
+ * Asynchronous on stream; nothing waits on the host.
+ *
+ * Workspace: a launch of more than one tile needs 8 bytes a tile after a
+ * reduction's workspace (see wg_reduce), taken from the same per-stream
+ * pool and under graph capture from the graph; the first call on a
+ * stream needing more than its workspace holds waits for that workspace's
+ * last launch, frees it and allocates one of the next power-of-two size
+ * (once, like the first allocation). The kernel leaves its workspace ready
+ * for the next launch with no memset.
+ *
+ * Errors: WG_EINVAL for NULL ctx/spec/inputs/out_count, a spec of another
+ * primitive, a count of inputs or params that does not match the spec;
+ * WG_ESPEC for an invalid spec; WG_EALIGN / WG_ERANGE for pointers that
+ * are not aligned to their element or buffers that would wrap; the spec is
+ * read during the call only. Streams and graphs as wg_reduce. */
+WG_API int wg_compact(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
+                      size_t ninputs, uint64_t n, const wg_scalar *params,
+                      size_t nparams, uint64_t out_values, uint64_t out_indices,
+                      uint64_t out_count, void *stream);
 
 #ifdef __cplusplus
 }

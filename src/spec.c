@@ -317,7 +317,7 @@ static int parse_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
   static const char *const keys[] = {"width", "variant", "arch", "lane", "cols",
                                      "layout", "bins", "counts", "deterministic",
                                      "map", "combine", "identity", "final",
-                                     "inputs", "params"};
+                                     "inputs", "params", "pred"};
   enum { FIRST_EXPR_KEY = 9 };
   int k = -1;
   for (int i = 0; i < (int)WG_COUNT_OF(keys); i++)
@@ -325,13 +325,13 @@ static int parse_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
   if (k < 0)
     return wg_fail(ctx, WG_ESPEC, "unknown key '%s'; keys are width, variant, "
                    "layout, arch, lane, cols, bins, counts, deterministic, map, "
-                   "combine, identity, final, inputs, params", QUOTED_N(key, klen));
+                   "combine, identity, final, inputs, params, pred", QUOTED_N(key, klen));
   if (*seen & (1u << k))
     return wg_fail(ctx, WG_ESPEC, "key '%s' given twice", keys[k]);
   *seen |= 1u << k;
   if (k < FIRST_EXPR_KEY && memchr(val, '"', vlen))
-    return wg_fail(ctx, WG_ESPEC, "%s: only map, combine, identity and final take "
-                   "quoted values", keys[k]);
+    return wg_fail(ctx, WG_ESPEC, "%s: only map, combine, identity, final and pred "
+                   "take quoted values", keys[k]);
   if (k >= FIRST_EXPR_KEY) { /* the expression keys (spec_expr.c) */
     if (!ctx)
       return wg_fail(ctx, WG_EINVAL, "%s: a spec with expressions needs a context "

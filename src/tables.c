@@ -245,6 +245,7 @@ const wg_primitive_info wg_primitives[WG_PRIMITIVE_COUNT] = {
   [WG_REDUCE_ROWS] = {"reduce-rows", true, false, false, V(AUTO),
                       &wg_family_reduce_rows, true},
   [WG_HISTOGRAM] = {"histogram", false, false, false, V(AUTO), &wg_family_histogram, true},
+  [WG_COMPACT] = {"compact", false, false, false, V(AUTO), &wg_family_compact, true},
 };
 
 const char *const wg_variant_names[WG_VARIANT_COUNT] = {

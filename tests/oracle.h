@@ -15,6 +15,8 @@
  *   oracle_acc.c   the sharded reductions' accumulators (a shard's, and k
  *                  of them combined), in the device's bytes.
  *   oracle_hist.c  histograms: each key's bin, exact counts, test keys.
+ *                  of them combined), in the device's bytes;
+ *   oracle_compact.c  stream compaction (exact: values, indices, count).
  *
  * Tolerances (the one rule, computed by wg_oracle_growth):
  *   - integers (wrapping modulo 2^bits), indices, counts, min, max,
@@ -257,6 +259,23 @@ void wg_oracle_rows_check(wg_oracle_report *report, wg_type type, wg_operator op
  * that is not a warp primitive (the report untouched). */
 int wg_oracle_warp_check_text(wg_oracle_report *report, const char *spec_text,
                               const void *in, uint64_t n, const void *out);
+
+/* --- stream compaction (oracle_compact.c) -------------------------------- */
+
+/* Is element i of `in` non-zero on its bits (-0.0 is zero, a NaN is not):
+ * what compact keeps without a predicate. */
+bool wg_oracle_nonzero(wg_type type, const void *in, uint64_t i);
+/* How many of keep[0..n) are non-zero. */
+uint64_t wg_oracle_compact_count(const unsigned char *keep, uint64_t n);
+/* Checks a compaction of the n elements of `in` (of `type`), keep[i]
+ * non-zero for the kept ones: `count` must be their number, values[k]
+ * (NULL: not checked) the bits of the k-th kept element, indices[k]
+ * (NULL: not checked) its index, and every byte of both outputs past the
+ * count still `poison`. Exact; adds to *report. */
+void wg_oracle_compact_check(wg_oracle_report *report, wg_type type, const void *in,
+                             uint64_t n, const unsigned char *keep, const void *values,
+                             const int64_t *indices, uint64_t count,
+                             unsigned char poison);
 
 /* Host-side conversions of the half types, rounding to nearest even. */
 uint16_t wg_oracle_f16_from_double(double x);

@@ -50,6 +50,12 @@ has "$tmp/out" "wg_load_y" "two inputs: the element kernel"
 expect 0 "map on a warp reduce" -- "$wg" source 'reduce f32 argmax map="abs(x)" width=8'
 has "$tmp/out" "wg_user_map" "warp reduce renders the map"
 expect 2 "map on broadcast" -- "$wg" source 'broadcast f32 map="x*x"'
+expect 0 "compact source" -- "$wg" source 'compact f32 pred="x>p0&&x==x" params=f32'
+has "$tmp/out" 'compact f32 pred="x > p0 && x == x" params=f32' "compact header has the canonical predicate"
+has "$tmp/out" 'wg_compact_f32_e' "compact kernel name"
+expect 2 "pred on a reduction" -- "$wg" source 'reduce-array f32 sum pred="x > 0"'
+expect 2 "map on compact" -- "$wg" source 'compact f32 map="x > 0"'
+expect 2 "compact run with --block" -- "$wg" run 'compact f32' --block 64
 
 expect 0 "ptx" -- "$wg" ptx "allreduce u32 and width=8 variant=redux arch=sm_80"
 has "$tmp/out" "redux.sync" "ptx has redux"

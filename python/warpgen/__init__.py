@@ -15,6 +15,7 @@ method of Context for callers that manage their own.
 
 from . import _lib
 from .arrays import DeviceArray
+from .compact import compact
 from .context import CacheStats, Context, DeviceInfo, default_context
 from .errors import (AlignmentError, ArchError, ArrayError, CompileError,
                      CudaError, DTypeError, Error, FileError,
@@ -86,8 +87,9 @@ __all__ = [
     "LaunchError", "NoDeviceError", "NotFoundError", "OPERATORS",
     "OutOfMemoryError", "PRIMITIVES", "RangeError", "Spec", "SpecError",
     "TYPES", "TemplateError", "VARIANTS", "all", "any", "argmax", "argmin",
-    "ballot", "bincount", "count_nonzero", "cubin", "default_context", "device_info",
-    "find_disassembler", "histogram", "logsumexp", "match", "mean", "norm", "ptx",
+    "ballot", "bincount", "compact", "count_nonzero", "cubin", "default_context",
+    "device_info", "find_disassembler", "histogram", "logsumexp", "match", "mean",
+    "norm", "ptx",
     "ReductionKernel", "reduce", "reduce_rows", "sass", "source", "spec_list", "std", "var",
     "warp",
     "warp_all", "warp_allreduce", "warp_any", "warp_broadcast",

@@ -259,6 +259,8 @@ _SIGNATURES = {
                                    _u64, _u64, _P(wg_scalar), _size, _u64,
                                    _vp]),
     "wg_reduce_spec_output_type": (_int, [_P(wg_spec)]),
+    "wg_compact": (_int, [_ctx, _P(wg_spec), _P(_u64), _size, _u64, _P(wg_scalar),
+                          _size, _u64, _u64, _u64, _vp]),
     "wg_reduce_accumulator": (_int, [_P(wg_accumulator_layout), _P(wg_spec)]),
     "wg_reduce_partial": (_int, [_ctx, _P(wg_spec), _P(_u64), _size, _u64,
                                  ctypes.c_int64, _u64, _P(wg_scalar), _size,

@@ -64,5 +64,10 @@ int wg_cli_run(int argc, char **argv);   /* cmd_run.c */
 int wg_cli_bench(int argc, char **argv); /* cmd_run.c */
 int wg_cli_info_devices(void);           /* cmd_run.c */
 int wg_cli_cache(int argc, char **argv); /* cmd_cache.c */
+/* `run` (reps 0: one checked launch) or `bench` (reps timed launches) of
+ * a compact spec over n random elements; params: the --param values, one
+ * a declared parameter. Returns an exit code. (run_compact.c) */
+int wg_cli_compact(wg_context *ctx, const wg_spec *spec, uint64_t n, const double *params,
+                   size_t nparams, uint64_t seed, int reps);
 
 #endif /* WG_CLI_H */

@@ -469,6 +469,7 @@ static const char run_usage[] =
     "usage: warpgen run SPEC [--n N] [--seed S] [--block B] [--grid G]\n"
     "       warpgen run REDUCE-SPEC [--n N | --rows R] [--cols C] [--param V]...\n"
     "       warpgen run HISTOGRAM-SPEC [--n N] [--param LO --param HI]\n"
+    "       warpgen run COMPACT-SPEC [--n N] [--seed S] [--param V]...\n"
     "       warpgen run --specs FILE [--n N] [--seed S]\n"
     "  Runs the kernel for SPEC on the GPU over N random elements (default\n"
     "  1000000; '2^31+33' is accepted), checks every output against the CPU\n"
@@ -478,12 +479,28 @@ static const char run_usage[] =
     "  --param gives the operator's parameters (var/std: the correction).\n"
     "  A histogram counts N keys (floats: over [LO, HI], default [0, 1]; a\n"
     "  map's params=: --param, in order) into its bins=.\n"
+    "  compact keeps what its pred= keeps of N elements, --param giving\n"
+    "  p0, p1... in order, and is checked exactly.\n"
     "  --specs runs each spec in FILE ('-': standard input), one per line.\n"
     "  The seed is fresh each run unless given. Exit: 0 all match, 1 a\n"
     "  mismatch or an error, 2 bad usage or spec, 4 no GPU.\n";
 
+/* A compact spec runs in run_compact.c (reps 0: checked, else timed). */
+static int run_compact(wg_context *ctx, const wg_spec *spec, const run_args *a, int reps,
+                       const char *cmd) {
+  if (a->have_launch || a->have_rows || a->have_cols) {
+    fprintf(stderr, "warpgen %s: compact takes --n, --seed and --param\n", cmd);
+    return WG_EXIT_USAGE;
+  }
+  double params[WG_MAX_PARAMS];
+  for (size_t k = 0; k < a->nparams; k++) params[k] = a->params[k].f64;
+  return wg_cli_compact(ctx, spec, a->n, params, a->nparams,
+                        a->have_seed ? a->seed : wg_oracle_fresh_seed(), reps);
+}
+
 /* Runs and checks one spec; returns an exit code. */
 static int run_one(wg_context *ctx, const wg_spec *spec, const run_args *a) {
+  if (spec->primitive == WG_COMPACT) return run_compact(ctx, spec, a, 0, "run");
   run_job job;
   int code = job_make(&job, spec, a, "run");
   if (code)
@@ -673,6 +690,7 @@ static const char bench_usage[] =
     "usage: warpgen bench SPEC [--n N] [--reps R] [--block B] [--grid G]\n"
     "       warpgen bench REDUCE-SPEC [--n N | --rows R] [--cols C] [--param V]...\n"
     "       warpgen bench HISTOGRAM-SPEC [--n N] [--param LO --param HI]\n"
+    "       warpgen bench COMPACT-SPEC [--n N] [--reps R] [--param V]...\n"
     "  Times the kernel for SPEC over N random elements (default 2^26) with\n"
     "  CUDA events: three warm-up launches, then R timed ones (default 50);\n"
     "  prints the median and fastest time, elements and groups (rows) per\n"
@@ -702,6 +720,11 @@ int wg_cli_bench(int argc, char **argv) {
   if (wg_cli_spec(ctx, &spec, a.spec_text)) {
     wg_context_destroy(ctx);
     return WG_EXIT_USAGE;
+  }
+  if (spec.primitive == WG_COMPACT) {
+    code = run_compact(ctx, &spec, &a, a.reps, "bench");
+    wg_context_destroy(ctx);
+    return code;
   }
   code = job_make(&job, &spec, &a, "bench");
   if (code) {
