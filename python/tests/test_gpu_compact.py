@@ -46,8 +46,8 @@ def data(torch, dtype, n, key):
 def raw(torch, t):
     """The bytes of tensor t on the host, as a numpy array of its bits."""
     t = t.detach().contiguous()
-    if t.element_size() == 2:
-        t = t.view(torch.int16)
+    if t.dtype.is_floating_point:  # bits, so that NaNs compare equal
+        t = t.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
     return t.cpu().numpy()
 
 
