@@ -12,9 +12,9 @@
  *   - whole arrays and longer rows: tiles of WG_SCAN_TILE_VECTORS vectors;
  *     one tile in all goes to one block (mode 1, no workspace), more tiles
  *     to a grid of resident blocks with decoupled look-back (mode 2), whose
- *     tile counter and statuses are zeroed by a memset on the caller's
- *     stream before the launch, in a workspace of the stream's own
- *     (workspace.c), after its reduction tickets;
+ *     tile counter and statuses live in the extra space of the stream's
+ *     workspace (workspace.c: zero when a launch starts), zeroed again by
+ *     a memset on the caller's stream after the launch;
  *   - long rows, many of them: a warp per row (mode 0) fills the GPU
  *     without any workspace.
  */
@@ -40,9 +40,6 @@
 /* Rows of a warp: this many vectors a lane a pass (8 took 146 registers
  * for f32, one block an SM). */
 #define WG_SCAN_LONG_VPL 4
-/* Where the scan's part of a workspace starts: after the reductions'
- * tickets, which must stay zero between launches. */
-#define WG_SCAN_WS_OFFSET WG_WORKSPACE_TICKET_BYTES
 /* gridDim.x may not exceed this. */
 #define WG_SCAN_MAX_GRID 0x7fffffffull
 
@@ -205,20 +202,19 @@ const wg_family wg_family_scan_rows = {
 
 /* --- launches --------------------------------------------------------------- */
 
-/* Bytes of the scan's part of a mode-2 workspace for `tiles` tiles, and
- * how many of them the launch needs zeroed (templates/scan.cu,
- * wg_statuses_at: the counter, then packed words or states and values). */
-static void status_bytes(const wg_spec *s, uint64_t tiles, size_t *bytes, size_t *zero) {
-  if (acc_bytes(s) <= 4) {
-    *bytes = *zero = 16 + (size_t)tiles * 8u;
-  } else {
-    *zero = 16 + (size_t)tiles * 4u;
-    *bytes = 16 + ((size_t)tiles * 4u + 7u) / 8u * 8u + (size_t)tiles * 16u;
-  }
+/* Bytes of the scan's part of a mode-2 workspace for `tiles` tiles
+ * (templates/scan.cu, wg_statuses_at: the counter, then packed words, or
+ * states and values). */
+static size_t status_bytes(const wg_spec *s, uint64_t tiles) {
+  if (acc_bytes(s) <= 4) return 16 + (size_t)tiles * 8u;
+  return 16 + ((size_t)tiles * 4u + 7u) / 8u * 8u + (size_t)tiles * 16u;
 }
 
-/* Launches k in `mode` with `grid` blocks; mode 2 gets a workspace with
- * its counter and statuses zeroed on `stream` first. */
+/* Launches k in `mode` with `grid` blocks. Mode 2 takes its counter and
+ * statuses from the workspace's extra space (wg_workspace_acquire_extra),
+ * which is zero when a launch starts and must be zero again when it ends:
+ * a memset on `stream` after the kernel restores it (the kernel cannot
+ * tell when the last block has read the statuses). */
 static int launch(wg_context *ctx, const wg_kernel *k, const wg_spec *s, unsigned mode,
                   uint64_t grid, uint64_t tiles, CUdeviceptr in, CUdeviceptr out,
                   uint64_t rows, uint64_t cols, uint64_t in_stride, uint64_t out_stride,
@@ -235,17 +231,11 @@ static int launch(wg_context *ctx, const wg_kernel *k, const wg_spec *s, unsigne
   const CUstream cs = (CUstream)stream;
   wg_workspace ws = {0, -1, 0};
   CUdeviceptr workspace = 0;
-  size_t bytes = 0, zero = 0;
+  const size_t bytes = mode == 2 ? status_bytes(s, tiles) : 0;
   if (mode == 2) {
-    status_bytes(s, tiles, &bytes, &zero);
-    status = wg_workspace_acquire_bytes(ctx, api, cs, WG_SCAN_WS_OFFSET + bytes,
-                                        WG_WORKSPACE_TICKET_BYTES, &ws);
-    if (status == WG_OK) {
-      workspace = ws.ptr + WG_SCAN_WS_OFFSET;
-      status = wg_cuda_status(ctx, api->MemsetD8Async(workspace, 0, zero, cs),
-                              "cuMemsetD8Async (the scan's tile statuses)");
-      if (status != WG_OK) wg_workspace_release(ctx, api, cs, &ws, false);
-    }
+    status = wg_workspace_acquire_extra(ctx, api, cs, WG_WORKSPACE_TICKET_BYTES, bytes,
+                                        &ws);
+    if (status == WG_OK) workspace = ws.ptr + WG_WORKSPACE_BYTES;
   }
   if (status == WG_OK) {
     unsigned long long r = rows, c = cols, is = in_stride, os = out_stride;
@@ -254,6 +244,10 @@ static int launch(wg_context *ctx, const wg_kernel *k, const wg_spec *s, unsigne
                             api->LaunchKernel(k->function, (unsigned)grid, 1, 1,
                                               WG_SCAN_BLOCK, 1, 1, 0, cs, params, NULL),
                             "cuLaunchKernel");
+    if (status == WG_OK && mode == 2)
+      status = wg_cuda_status(ctx, api->MemsetD8Async(workspace, 0, bytes, cs),
+                              "cuMemsetD8Async (the scan's tile statuses, for the next "
+                              "launch)");
     if (mode == 2) {
       const int released = wg_workspace_release(ctx, api, cs, &ws, status == WG_OK);
       if (status == WG_OK) status = released;

@@ -34,13 +34,14 @@ typedef struct wg_workspace {
 int wg_workspace_acquire(wg_context *ctx, const wg_driver_api *api,
                          CUstream stream, size_t zero_bytes, wg_workspace *ws);
 
-/* wg_workspace_acquire for a launch that needs `bytes` (at least
- * WG_WORKSPACE_BYTES; the scans need more for large inputs): a pool slot
- * smaller than that grows (memory allocated and the old freed in stream
- * order on `stream`, no host wait; the first WG_WORKSPACE_TICKET_BYTES
- * zeroed), a graph-owned one is allocated that large. */
-int wg_workspace_acquire_bytes(wg_context *ctx, const wg_driver_api *api,
-                               CUstream stream, size_t bytes, size_t zero_bytes,
+/* wg_workspace_acquire with `extra_bytes` more after the first
+ * WG_WORKSPACE_BYTES (at ws->ptr + WG_WORKSPACE_BYTES): zero when the
+ * launch starts, and the kernel must leave them zero (the reductions'
+ * partials before them are not). A pool workspace smaller than asked
+ * grows: the host waits for its last launch (once per larger size), frees
+ * it and allocates the next power of two, zeroed on `stream`. */
+int wg_workspace_acquire_extra(wg_context *ctx, const wg_driver_api *api,
+                               CUstream stream, size_t zero_bytes, size_t extra_bytes,
                                wg_workspace *ws);
 
 /* After the launch (launched: whether cuLaunchKernel succeeded): records
