@@ -77,18 +77,7 @@ static inline float __uint_as_float(unsigned x) { return emu_from<float>(x); }
 static inline unsigned __float_as_uint(float x) { return (unsigned)emu_bits(x); }
 static inline double __longlong_as_double(long long x) { return emu_from<double>((uint64_t)x); }
 static inline long long __double_as_longlong(double x) { return (long long)emu_bits(x); }
-/* Float -> integer conversions of expression casts (wg_expr_helpers),
- * which send NaN to 0 and saturate first: these only truncate. */
-template <class T> static T emu_trunc_to(double d) { return (T)std::trunc(d); }
-#define __float2int_rz emu_trunc_to<int>
-#define __double2int_rz emu_trunc_to<int>
-#define __float2uint_rz emu_trunc_to<unsigned>
-#define __double2uint_rz emu_trunc_to<unsigned>
-#define __float2ll_rz emu_trunc_to<long long>
-#define __double2ll_rz emu_trunc_to<long long>
-#define __float2ull_rz emu_trunc_to<unsigned long long>
-#define __double2ull_rz emu_trunc_to<unsigned long long>
+#include "expr_shim.h" /* the conversions of expression casts */
 static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 static inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
-using std::sqrt; using std::exp; using std::log; using std::fabs; using std::fmin; using std::fmax;
 #endif /* WG_SCAN_SHIM_H */
