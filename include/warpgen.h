@@ -110,6 +110,9 @@ WG_API const char *wg_strerror(int status);
  * Whole-array and row reductions (see wg_reduce, wg_reduce_rows):
  *   WG_REDUCE_ARRAY  reduce-array  the whole array to one value
  *   WG_REDUCE_ROWS   reduce-rows   one value per row of `cols` elements
+ * Reductions over any axis of a strided N-d array (see wg_reduce_axis):
+ *   WG_REDUCE_AXIS   reduce-axis   one value per column of an (outer, len,
+ *                                  inner) view, any element strides
  */
 typedef enum {
   WG_REDUCE = 0,
@@ -123,6 +126,7 @@ typedef enum {
   WG_MATCH,
   WG_REDUCE_ARRAY,
   WG_REDUCE_ROWS,
+  WG_REDUCE_AXIS,
   WG_PRIMITIVE_COUNT
 } wg_primitive;
 
@@ -688,11 +692,68 @@ WG_API int wg_reduce_rows_spec(wg_context *ctx, const wg_spec *spec,
                                const wg_scalar *params, size_t nparams, uint64_t out,
                                void *stream);
 
-/* The output type of a reduce-array or reduce-rows spec (its map, final
+/* The output type of a reduce-array, reduce-rows or reduce-axis spec (its map, final
  * and operator decide it), as a wg_type (>= 0); WG_ESPEC for a spec
  * wg_spec_validate rejects, WG_EINVAL for NULL or another primitive.
  * Thread-safe. */
 WG_API int wg_reduce_spec_output_type(const wg_spec *spec);
+
+/* ------------------------------------------------------------------------ */
+/* Reductions over axes of a strided N-d array                              */
+/* ------------------------------------------------------------------------ */
+
+/* The most dimensions wg_reduce_axis takes. */
+#define WG_MAX_DIMS 16
+
+/* Reduces the axes `axes` (naxes of them, each in [0, ndim), no repeats,
+ * any order) of an N-d array: shape[d] elements along dimension d, element
+ * d_0..d_{ndim-1} at element offset sum(d_k * strides[k]) from each input
+ * pointer (strides in elements, any sign, 0 allowed; the pointer is the
+ * element at index 0, not necessarily the lowest address). Every input has
+ * the same shape and strides. `out` receives the kept dimensions in their
+ * order, contiguous (row-major), of wg_reduce_output_type; as PyTorch's
+ * x.sum(dim=axes) with keepdim=False. The operators, parameters, inputs and
+ * expressions are those of wg_reduce_ex (and, for the _spec form, of a
+ * "reduce-axis" spec as wg_reduce_spec takes them); argmin/argmax give the
+ * index along the reduced axes (row-major over them when several).
+ *
+ * How it runs: the kept dimensions and the reduced ones are each merged
+ * where their strides allow (size-1 dimensions dropped; d and the next kept
+ * one merge when strides[d] == strides[next] * shape[next]). The reduced
+ * axes must merge into one (len elements, stride s), the kept ones into at
+ * most two (outer, inner): otherwise WG_EINVAL with a message saying so
+ * (copy the array to a contiguous one with the reduced axes last, as
+ * warpgen.reduce in Python does). Then a unit-stride reduced axis whose
+ * kept dimensions merge into rows at least `len` apart runs as
+ * wg_reduce_rows (the last axis of a contiguous array); any other runs the
+ * reduce-axis kernel: a thread per output column reading along the
+ * columns (16-byte loads when the columns are contiguous and aligned),
+ * several loads in flight, the reduced axis shared by the threads of a
+ * block and, when there are too few columns to fill the GPU, by several
+ * blocks whose partials the last one folds in a fixed order.
+ *
+ * An empty kept dimension writes nothing; an empty reduced axis writes the
+ * operator's empty answer to every output (argmin, argmax and norminf:
+ * WG_EINVAL). Sizes whose product or whose byte extent overflows are
+ * WG_ERANGE; ndim outside [1, WG_MAX_DIMS], an axis out of range or
+ * repeated, a negative size, NULL pointers: WG_EINVAL. Asynchronous on
+ * stream; the same bits on every run for a given shape, strides and
+ * device; streams and graphs as wg_reduce (a split launch uses a
+ * workspace). shape, strides and axes are read during the call only. */
+WG_API int wg_reduce_axis(wg_context *ctx, const wg_reduction *reduction,
+                          const uint64_t *inputs, size_t ninputs, int ndim,
+                          const int64_t *shape, const int64_t *strides,
+                          const int *axes, int naxes, const wg_scalar *params,
+                          size_t nparams, uint64_t out, void *stream);
+
+/* wg_reduce_axis for a spec of reduce-axis ("reduce-axis f32 sum
+ * map=\"x * x\""): inputs and params as wg_reduce_spec. A spec of another
+ * primitive is WG_EINVAL, an invalid one WG_ESPEC. */
+WG_API int wg_reduce_axis_spec(wg_context *ctx, const wg_spec *spec,
+                               const uint64_t *inputs, size_t ninputs, int ndim,
+                               const int64_t *shape, const int64_t *strides,
+                               const int *axes, int naxes, const wg_scalar *params,
+                               size_t nparams, uint64_t out, void *stream);
 
 #ifdef __cplusplus
 }

@@ -60,6 +60,8 @@ extern const wg_family wg_family_warp;
 /* codegen_reduce.c: the whole-array and row reductions */
 extern const wg_family wg_family_reduce_array;
 extern const wg_family wg_family_reduce_rows;
+/* fam_axis.c: reductions over any axis of a strided N-d array */
+extern const wg_family wg_family_reduce_axis;
 
 /* The family of a primitive in range. */
 static inline const wg_family *wg_family_of(wg_primitive p) {

@@ -38,9 +38,9 @@ static int reduce_spec(wg_context *ctx, wg_spec *spec, wg_primitive primitive,
 
 /* What an _ex call adds: one input (this version), the kernel's parameter
  * block (the caller's values, the rest at the operator's defaults). */
-static int reduce_args(wg_context *ctx, const wg_reduction *r, const uint64_t *inputs,
-                       size_t ninputs, const wg_scalar *params, size_t nparams,
-                       wg_scalar kparams[WG_MAX_PARAMS]) {
+int wg_reduce_args(wg_context *ctx, const wg_reduction *r, const uint64_t *inputs,
+                   size_t ninputs, const wg_scalar *params, size_t nparams,
+                   wg_scalar kparams[WG_MAX_PARAMS]) {
   if (!r) return wg_fail(ctx, WG_EINVAL, "reduction is NULL");
   if (r->version != WG_REDUCTION_VERSION)
     return wg_fail(ctx, WG_EINVAL, "reduction version %d is not supported (expected %d): "
@@ -80,7 +80,7 @@ static int plain_call_check(wg_context *ctx, wg_type type, wg_operator op,
 }
 
 /* argmin, argmax, norminf: no identity a caller may see. */
-static int check_nonempty(wg_context *ctx, wg_operator op, const char *what) {
+int wg_reduce_check_nonempty(wg_context *ctx, wg_operator op, const char *what) {
   if (!wg_operators[op].needs_elements) return WG_OK;
   return wg_fail(ctx, WG_EINVAL, "'%s' of %s has no answer (as in PyTorch): there is "
                  "no element", wg_operators[op].name, what);
@@ -90,9 +90,9 @@ static int check_nonempty(wg_context *ctx, wg_operator op, const char *what) {
  * last parameter is the workspace pointer, filled here: a workspace for
  * `stream` whose first `ticket_bytes` are zero, or NULL for ticket_bytes 0
  * (a launch whose blocks do not combine through memory). */
-static int launch(wg_context *ctx, const wg_kernel *k, uint64_t grid,
-                  void **params, CUdeviceptr *workspace, size_t ticket_bytes,
-                  void *stream) {
+int wg_reduce_launch(wg_context *ctx, const wg_kernel *k, uint64_t grid,
+                     void **params, CUdeviceptr *workspace, size_t ticket_bytes,
+                     void *stream) {
   if ((unsigned)k->max_block_size < WG_REDUCE_BLOCK)
     return wg_fail(ctx, WG_ECUDA, "%s allows %d threads a block; it needs %u",
                    k->name, k->max_block_size, WG_REDUCE_BLOCK);
@@ -138,7 +138,7 @@ static int reduce_array(wg_context *ctx, const wg_spec *specp, const uint64_t *i
   const wg_type type = spec.type;
   const wg_operator op = spec.op;
   int status = WG_OK;
-  if (n == 0 && (status = check_nonempty(ctx, op, "an empty array"))) return status;
+  if (n == 0 && (status = wg_reduce_check_nonempty(ctx, op, "an empty array"))) return status;
   const size_t size = wg_types[type].size;
   status = wg_check_device_buffer(ctx, "input", in, n, size);
   for (int k = 1; status == WG_OK && k < spec.ninputs; k++)
@@ -166,7 +166,7 @@ static int reduce_array(wg_context *ctx, const wg_spec *specp, const uint64_t *i
   void *params[] = {element_inputs(&spec, inputs, all_inputs, &in_ptr), &count, &out_ptr,
                     kparams, &workspace};
   /* One block folds alone; more share one ticket. */
-  return launch(ctx, k, grid, params, &workspace, grid > 1 ? sizeof(unsigned) : 0,
+  return wg_reduce_launch(ctx, k, grid, params, &workspace, grid > 1 ? sizeof(unsigned) : 0,
                 stream);
 }
 
@@ -184,7 +184,7 @@ int wg_reduce_ex(wg_context *ctx, const wg_reduction *reduction, const uint64_t 
                  uint64_t out, void *stream) {
   if (!ctx) return WG_EINVAL;
   wg_scalar kparams[WG_MAX_PARAMS];
-  int status = reduce_args(ctx, reduction, inputs, ninputs, params, nparams, kparams);
+  int status = wg_reduce_args(ctx, reduction, inputs, ninputs, params, nparams, kparams);
   wg_spec spec;
   if (status == WG_OK)
     status = reduce_spec(ctx, &spec, WG_REDUCE_ARRAY, reduction->type, reduction->op);
@@ -208,7 +208,7 @@ static int reduce_rows(wg_context *ctx, const wg_spec *specp, const uint64_t *in
     wg_errmsg_clear(ctx);
     return WG_OK;
   }
-  if (cols == 0 && (status = check_nonempty(ctx, op, "an empty row"))) return status;
+  if (cols == 0 && (status = wg_reduce_check_nonempty(ctx, op, "an empty row"))) return status;
   const size_t size = wg_types[type].size;
   /* The input spans (rows - 1) strides and one row. */
   uint64_t span = 0;
@@ -287,7 +287,7 @@ static int reduce_rows(wg_context *ctx, const wg_spec *specp, const uint64_t *in
   void *params[] = {element_inputs(&spec, inputs, all_inputs, &in_ptr), &nrows, &ncols, &stride, &out_ptr, &split, kparams,
                     &workspace};
   /* Only split rows combine through memory: a ticket a row. */
-  return launch(ctx, k, grid, params, &workspace,
+  return wg_reduce_launch(ctx, k, grid, params, &workspace,
                 split > 1 ? (size_t)rows * sizeof(unsigned) : 0, stream);
 }
 
@@ -307,7 +307,7 @@ int wg_reduce_rows_ex(wg_context *ctx, const wg_reduction *reduction,
                       size_t nparams, uint64_t out, void *stream) {
   if (!ctx) return WG_EINVAL;
   wg_scalar kparams[WG_MAX_PARAMS];
-  int status = reduce_args(ctx, reduction, inputs, ninputs, params, nparams, kparams);
+  int status = wg_reduce_args(ctx, reduction, inputs, ninputs, params, nparams, kparams);
   wg_spec spec;
   if (status == WG_OK)
     status = reduce_spec(ctx, &spec, WG_REDUCE_ROWS, reduction->type, reduction->op);
@@ -318,9 +318,9 @@ int wg_reduce_rows_ex(wg_context *ctx, const wg_reduction *reduction,
 /* The arguments of a spec call: the spec (validated, of `primitive`), its
  * inputs, and the kernel's parameter block: the spec's own parameters when
  * it declares any, else the operator's (with their defaults). */
-static int spec_args(wg_context *ctx, const wg_spec *spec, wg_primitive primitive,
-                     const uint64_t *inputs, size_t ninputs, const wg_scalar *params,
-                     size_t nparams, wg_scalar kparams[WG_MAX_PARAMS]) {
+int wg_reduce_spec_args(wg_context *ctx, const wg_spec *spec, wg_primitive primitive,
+                        const uint64_t *inputs, size_t ninputs, const wg_scalar *params,
+                        size_t nparams, wg_scalar kparams[WG_MAX_PARAMS]) {
   int status = wg_spec_validate(ctx, spec);
   if (status != WG_OK) return status;
   if (spec->primitive != primitive)
@@ -333,7 +333,7 @@ static int spec_args(wg_context *ctx, const wg_spec *spec, wg_primitive primitiv
   if (spec->nparams == 0) {
     const wg_reduction r = {WG_REDUCTION_VERSION, spec->type,
                             spec->combine ? WG_OP_NONE : spec->op, 1};
-    return reduce_args(ctx, &r, inputs, 1, params, nparams, kparams);
+    return wg_reduce_args(ctx, &r, inputs, 1, params, nparams, kparams);
   }
   if (nparams != (size_t)spec->nparams || !params)
     return wg_fail(ctx, WG_EINVAL, "the spec declares %d parameter%s, %zu given",
@@ -348,7 +348,7 @@ int wg_reduce_spec(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
                    uint64_t out, void *stream) {
   if (!ctx) return WG_EINVAL;
   wg_scalar kparams[WG_MAX_PARAMS];
-  int status = spec_args(ctx, spec, WG_REDUCE_ARRAY, inputs, ninputs, params, nparams,
+  int status = wg_reduce_spec_args(ctx, spec, WG_REDUCE_ARRAY, inputs, ninputs, params, nparams,
                          kparams);
   if (status != WG_OK) return status;
   return reduce_array(ctx, spec, inputs, n, kparams, out, stream);
@@ -360,7 +360,7 @@ int wg_reduce_rows_spec(wg_context *ctx, const wg_spec *spec, const uint64_t *in
                         void *stream) {
   if (!ctx) return WG_EINVAL;
   wg_scalar kparams[WG_MAX_PARAMS];
-  int status = spec_args(ctx, spec, WG_REDUCE_ROWS, inputs, ninputs, params, nparams,
+  int status = wg_reduce_spec_args(ctx, spec, WG_REDUCE_ROWS, inputs, ninputs, params, nparams,
                          kparams);
   if (status != WG_OK) return status;
   return reduce_rows(ctx, spec, inputs, rows, cols, row_stride, kparams, out, stream);
@@ -382,7 +382,8 @@ int wg_reduce_spec_output_type(const wg_spec *spec) {
   if (!spec) return WG_EINVAL;
   int status = wg_spec_validate(NULL, spec);
   if (status != WG_OK) return status;
-  if (spec->primitive != WG_REDUCE_ARRAY && spec->primitive != WG_REDUCE_ROWS)
+  if (spec->primitive != WG_REDUCE_ARRAY && spec->primitive != WG_REDUCE_ROWS &&
+      spec->primitive != WG_REDUCE_AXIS)
     return WG_EINVAL;
   return (int)wg_spec_out_type(spec);
 }

@@ -223,6 +223,8 @@ const wg_primitive_info wg_primitives[WG_PRIMITIVE_COUNT] = {
                        &wg_family_reduce_array, true},
   [WG_REDUCE_ROWS] = {"reduce-rows", true, false, false, V(AUTO),
                       &wg_family_reduce_rows, true},
+  [WG_REDUCE_AXIS] = {"reduce-axis", true, false, false, V(AUTO),
+                      &wg_family_reduce_axis, true},
 };
 
 const char *const wg_variant_names[WG_VARIANT_COUNT] = {

@@ -11,7 +11,8 @@
  *                  exscan, broadcast, ballot, any, all, match over groups
  *                  of `width`, the last group partial);
  *   oracle.c       the whole-array and row reductions of every operator,
- *                  and the tolerance rule below.
+ *                  and the tolerance rule below;
+ *   oracle_axis.c  reductions over axes of strided N-d arrays, as rows.
  *
  * Tolerances (the one rule, computed by wg_oracle_growth):
  *   - integers (wrapping modulo 2^bits), indices, counts, min, max,
@@ -159,6 +160,19 @@ void wg_oracle_report_merge(wg_oracle_report *into, const wg_oracle_report *part
 void wg_oracle_warp_check(wg_oracle_report *report, const wg_spec *spec, const void *in,
                           uint64_t n, const void *out, uint64_t group_begin,
                           uint64_t group_end);
+
+/* --- reductions over axes of a strided N-d array (oracle_axis.c) ------- */
+
+/* The rows a reduce-axis call reduces: the elements of an N-d array of
+ * `size`-byte elements (element idx at base + sum(idx[d] * strides[d])
+ * elements, strides of any sign) copied into dst as *rows rows of *cols
+ * elements, row q being output q of wg_reduce_axis (the kept indices
+ * row-major) and its elements the reduced indices row-major. dst NULL:
+ * only the counts. false for an invalid ndim or axes. wg_oracle_rows_check
+ * on dst then checks the outputs. */
+bool wg_oracle_axis_gather(void *dst, const void *base, size_t size, int ndim,
+                           const int64_t *shape, const int64_t *strides, const int *axes,
+                           int naxes, uint64_t *rows, uint64_t *cols);
 
 /* --- both ---------------------------------------------------------------- */
 
