@@ -11,6 +11,7 @@
  *                      boundaries, the benchmark's shapes, expressions,
  *                      repeated runs giving the same bits. Exits 77 without
  *                      a device.
+ *   test_axis --specs  every spec the GPU cases launch, one a line.
  *   test_axis --nvrtc  no GPU: the kernels of every type compiled by NVRTC
  *                      (and the operators on the widest accumulators), and
  *                      the errors a caller can make, refused before any
@@ -22,6 +23,7 @@
  * but with small sizes (for compute-sanitizer).
  */
 #include "internal.h"
+#include "reduce.h"
 #include "oracle.h"
 #include "support.h"
 
@@ -232,7 +234,7 @@ static const layout every_layout[] = {
   {3, {6, 50, 16}, 1, {1}, {0}, 0, 0, 3},         /* negative strides */
   {1, {300}, 1, {0}, {0}, 0, 3, 1},               /* 1-d, stride -3 */
   {3, {5, 7, 33}, 2, {0, 1}, {0}, 0, 0, 0},       /* two axes merged */
-  {3, {4, 6, 40}, 2, {2, 1}, {0}, 0, 0, 0},       /* the last two: rows */
+  {3, {4, 6, 8}, 2, {2, 1}, {0}, 0, 0, 0},        /* the last two: rows */
   {2, {0, 5}, 1, {0}, {0}, 0, 0, 0},              /* an empty axis */
   {2, {5, 0}, 1, {0}, {0}, 0, 0, 0},              /* no outputs */
   {2, {1, 1}, 1, {0}, {0}, 0, 0, 0},
@@ -583,6 +585,83 @@ START_TEST(nvrtc_compiles) {
 }
 END_TEST
 
+/* --- the specs the suites launch (test_axis --specs) ---------------------- */
+
+/* The specs, each as it is compiled: s itself, or when rows_cols >= 0 the
+ * row kernel of rows of that length (views that are rows run
+ * wg_reduce_rows_spec, which shapes its spec from the row length). */
+typedef struct spec_list {
+  wg_spec *specs;
+  size_t count, cap;
+} spec_list;
+
+static void add_spec(spec_list *l, const wg_spec *s, int64_t rows_cols) {
+  wg_spec c = *s;
+  if (rows_cols >= 0) {
+    c.primitive = WG_REDUCE_ROWS;
+    c.cols = wg_spec_elementwise(&c) ? 0 : wg_rows_spec_cols(c.type, (uint64_t)rows_cols);
+  }
+  c.arch = 90; /* explicit: compiling them never starts CUDA */
+  if (l->count == l->cap) {
+    l->cap = l->cap ? 2 * l->cap : 256;
+    l->specs = realloc(l->specs, l->cap * sizeof *l->specs);
+    if (!l->specs) abort();
+  }
+  l->specs[l->count++] = c;
+}
+
+/* Every spec the GPU suite and python/tests/test_gpu_axis.py launch (with
+ * repeats); expression specs point at text interned in ctx. */
+static void all_specs(wg_context *ctx, spec_list *l) {
+  for (int t = 0; t < WG_TYPE_COUNT; t++)
+    for (size_t o = 0; o < WG_COUNT_OF(all_ops); o++) {
+      if (!wg_operator_accepts(all_ops[o], (wg_type)t)) continue;
+      wg_spec s = WG_SPEC_INIT;
+      s.primitive = WG_REDUCE_AXIS;
+      s.type = (wg_type)t;
+      s.op = all_ops[o];
+      add_spec(l, &s, -1);
+      add_spec(l, &s, 45); /* the layouts that are rows: 37 to 54 columns */
+      add_spec(l, &s, 24); /* the Python copy of a 4-d permuted array */
+    }
+  static const int64_t lens[] = {2, 9, 255, 257, 4097, 100003}; /* sizes_around_boundaries */
+  for (size_t p = 0; p < WG_COUNT_OF(sweep_pairs); p++)
+    for (size_t k = 0; k < WG_COUNT_OF(lens); k++) {
+      wg_spec s = WG_SPEC_INIT;
+      s.primitive = WG_REDUCE_AXIS;
+      s.type = sweep_pairs[p].type;
+      s.op = sweep_pairs[p].op;
+      add_spec(l, &s, lens[k]);
+    }
+  static const char *const texts[] = {
+    "reduce-axis i32 sum map=\"x * x + i32(i % 3)\"",
+    "reduce-axis i32 sum map=\"x * y - i32(i)\" inputs=i32,i32",
+    "reduce-axis i32 combine=\"max(a, b)\" identity=\"-7\"",
+    "reduce-axis i32 sum final=\"i64(r) * p0 + n\" params=i64",
+  };
+  for (size_t k = 0; k < WG_COUNT_OF(texts); k++) {
+    wg_spec s;
+    if (wg_spec_parse(ctx, &s, texts[k]) != WG_OK) continue;
+    add_spec(l, &s, -1);
+    add_spec(l, &s, 300);
+  }
+}
+
+/* test_axis --specs: the list, one a line, for filling a disk cache on a
+ * machine without a GPU (tests/gpu_axis.sh --prepare). */
+static void print_specs(void) {
+  wg_context *ctx = NULL;
+  if (wg_context_create(&ctx, NULL) != WG_OK) return;
+  spec_list l = {0};
+  all_specs(ctx, &l);
+  for (size_t k = 0; k < l.count; k++) {
+    char text[512];
+    if (wg_spec_format(text, sizeof text, &l.specs[k]) > 0) printf("%s\n", text);
+  }
+  free(l.specs);
+  wg_context_destroy(ctx);
+}
+
 static Suite *nvrtc_suite(void) {
   Suite *s = suite_create("axis-nvrtc");
   TCase *tc = tcase_create("nvrtc");
@@ -608,6 +687,10 @@ static Suite *gpu_suite(void) {
 }
 
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--specs") == 0) {
+    print_specs();
+    return 0;
+  }
   const bool nvrtc = argc > 1 && strcmp(argv[1], "--nvrtc") == 0;
   if (!nvrtc) {
     char why[512];
@@ -619,6 +702,17 @@ int main(int argc, char **argv) {
     printf("axis: device sm_%d, base seed 0x%016" PRIx64 " (WARPGEN_TEST_SEED replays it)\n",
            arch, wg_test_seed());
     fflush(stdout);
+    /* Every kernel compiled (or found in the disk cache) on every core
+     * first: the specs name their arch, so this starts no CUDA before
+     * Check forks. */
+    wg_context *ctx = NULL;
+    if (arch == 90 && wg_context_create(&ctx, NULL) == WG_OK) {
+      spec_list l = {0};
+      all_specs(ctx, &l);
+      wg_test_precompile(l.specs, l.count);
+      free(l.specs);
+      wg_context_destroy(ctx);
+    }
   }
   SRunner *runner = srunner_create(nvrtc ? nvrtc_suite() : gpu_suite());
   srunner_run_all(runner, CK_NORMAL);

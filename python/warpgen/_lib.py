@@ -233,6 +233,14 @@ _SIGNATURES = {
                                    _u64, _u64, _P(wg_scalar), _size, _u64,
                                    _vp]),
     "wg_reduce_spec_output_type": (_int, [_P(wg_spec)]),
+    "wg_reduce_axis": (_int, [_ctx, _P(wg_reduction), _P(_u64), _size, _int,
+                              _P(ctypes.c_int64), _P(ctypes.c_int64),
+                              _P(_int), _int, _P(wg_scalar), _size, _u64,
+                              _vp]),
+    "wg_reduce_axis_spec": (_int, [_ctx, _P(wg_spec), _P(_u64), _size, _int,
+                                   _P(ctypes.c_int64), _P(ctypes.c_int64),
+                                   _P(_int), _int, _P(wg_scalar), _size,
+                                   _u64, _vp]),
 }
 
 for _name, (_restype, _argtypes) in _SIGNATURES.items():

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "driver.h"
 #include "oracle.h"
+#include "run_axis.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +39,7 @@ typedef struct run_args {
   bool have_seed;
   uint64_t rows, cols;   /* reduce-rows: --rows, --cols */
   bool have_rows, have_cols;
+  wg_run_axis axis;      /* reduce-axis: --shape, --axis */
   wg_scalar params[WG_MAX_PARAMS]; /* reductions: --param, in order */
   size_t nparams;
   bool have_launch;      /* --block or --grid given */
@@ -90,6 +92,8 @@ static int parse_args(run_args *a, int argc, char **argv, const char *usage,
     } else if (!strcmp(arg, "--cols")) {
       bad = wg_cli_number(argv[0], arg, value, 0, UINT64_MAX, &a->cols);
       a->have_cols = true;
+    } else if (!strcmp(arg, "--shape") || !strcmp(arg, "--axis")) {
+      bad = wg_run_axis_option(&a->axis, argv[0], arg, value);
     } else if (!strcmp(arg, "--param")) {
       if (a->nparams == WG_MAX_PARAMS) {
         fprintf(stderr, "warpgen %s: more than %d --param\n", argv[0], WG_MAX_PARAMS);
@@ -159,6 +163,7 @@ typedef struct run_job {
   size_t nparams;
   wg_kernel *kernel;     /* warp primitives */
   wg_launch_config config;
+  wg_run_axis axis;      /* reduce-axis: the shape (rows: outputs, cols: len) */
 } run_job;
 
 /* Resolves the job's shape from the options and the spec. reduce-rows:
@@ -170,10 +175,14 @@ static int job_make(run_job *job, const wg_spec *spec, const run_args *a,
   memset(job, 0, sizeof *job);
   job->spec = spec;
   job->reduction = spec->primitive == WG_REDUCE_ARRAY ||
-                   spec->primitive == WG_REDUCE_ROWS;
+                   spec->primitive == WG_REDUCE_ROWS || spec->primitive == WG_REDUCE_AXIS;
   job->n = a->n;
   job->config = a->config;
   const char *why = NULL;
+  if (spec->primitive != WG_REDUCE_AXIS && (a->axis.have_shape || a->axis.have_axis)) {
+    fprintf(stderr, "warpgen %s: --shape and --axis are for reduce-axis\n", cmd);
+    return WG_EXIT_USAGE;
+  }
   if (!job->reduction) {
     if (a->have_rows || a->have_cols)
       why = "--rows and --cols are for reduce-rows";
@@ -199,6 +208,15 @@ static int job_make(run_job *job, const wg_spec *spec, const run_args *a,
   job->nparams = a->nparams;
   job->rows = 1;
   job->cols = a->n;
+  if (!why && spec->primitive == WG_REDUCE_AXIS) {
+    job->axis = a->axis;
+    if (a->have_rows || a->have_cols)
+      why = "--rows and --cols are for reduce-rows (reduce-axis takes --shape, --axis)";
+    else if (a->axis.have_shape && a->have_n)
+      why = "give --shape or --n, not both";
+    else
+      why = wg_run_axis_shape(&job->axis, &job->n, &job->rows, &job->cols);
+  }
   if (!why && spec->primitive == WG_REDUCE_ROWS) {
     const uint64_t spec_cols = (uint64_t)spec->cols;
     job->cols = a->have_cols ? a->cols : spec_cols;
@@ -295,6 +313,9 @@ static int job_launch(wg_context *ctx, const run_job *job, const run_buffers *b)
   case WG_REDUCE_ROWS:
     return wg_reduce_rows_ex(ctx, &job->reduce, &b->dev_in, 1, job->rows, job->cols,
                              job->cols, job->params, job->nparams, b->dev_out, NULL);
+  case WG_REDUCE_AXIS:
+    return wg_run_axis_launch(ctx, &job->axis, &job->reduce, b->dev_in, job->params,
+                              job->nparams, b->dev_out);
   default:
     return wg_warp_launch(ctx, job->kernel, b->dev_in, b->dev_out, job->n, NULL,
                           &job->config);
@@ -305,7 +326,10 @@ static int job_launch(wg_context *ctx, const run_job *job, const run_buffers *b)
 static void job_check(wg_oracle_report *report, const run_job *job,
                       const run_buffers *b) {
   wg_oracle_report_init(report);
-  if (job->reduction)
+  if (job->spec->primitive == WG_REDUCE_AXIS)
+    wg_run_axis_check(report, &job->axis, job->spec->type, job->spec->op, b->host_in,
+                      job->params, job->nparams, b->host_out);
+  else if (job->reduction)
     wg_oracle_rows_check(report, job->spec->type, job->spec->op, b->host_in, job->rows,
                          job->cols, job->params, job->nparams, b->host_out);
   else
@@ -439,6 +463,7 @@ static void job_name(char *text, size_t size, const run_job *job) {
 static const char run_usage[] =
     "usage: warpgen run SPEC [--n N] [--seed S] [--block B] [--grid G]\n"
     "       warpgen run REDUCE-SPEC [--n N | --rows R] [--cols C] [--param V]...\n"
+    "       warpgen run AXIS-SPEC [--shape A,B,... | --n N] [--axis K,...] [--param V]...\n"
     "       warpgen run --specs FILE [--n N] [--seed S]\n"
     "  Runs the kernel for SPEC on the GPU over N random elements (default\n"
     "  1000000; '2^31+33' is accepted), checks every output against the CPU\n"
@@ -446,6 +471,8 @@ static const char run_usage[] =
     "  reduces the N elements to one value; reduce-rows reduces R rows of C\n"
     "  (C from --cols or the spec's cols=, R from --rows or N / C) and\n"
     "  --param gives the operator's parameters (var/std: the correction).\n"
+    "  reduce-axis reduces the dims --axis (default 0; negative from the\n"
+    "  end) of a contiguous array of --shape (default: N elements).\n"
     "  --specs runs each spec in FILE ('-': standard input), one per line.\n"
     "  The seed is fresh each run unless given. Exit: 0 all match, 1 a\n"
     "  mismatch or an error, 2 bad usage or spec, 4 no GPU.\n";
@@ -498,7 +525,7 @@ static int run_one(wg_context *ctx, const wg_spec *spec, const run_args *a) {
   job_check(&report, &job, &b);
   bool pass = report.mismatches == 0 && report.checked == b.out_count;
   printf("%s: %s  n=%" PRIu64, pass ? "PASS" : "FAIL", text, job.n);
-  if (spec->primitive == WG_REDUCE_ROWS)
+  if (spec->primitive == WG_REDUCE_ROWS || spec->primitive == WG_REDUCE_AXIS)
     printf(" (%" PRIu64 " x %" PRIu64 ")", job.rows, job.cols);
   printf(" outputs=%" PRIu64 " seed=0x%016" PRIx64 "  kernel %.3f us  (load %.1f ms)",
          report.checked, seed, ms * 1e3, load_ms);
@@ -640,6 +667,7 @@ int wg_cli_run(int argc, char **argv) {
 static const char bench_usage[] =
     "usage: warpgen bench SPEC [--n N] [--reps R] [--block B] [--grid G]\n"
     "       warpgen bench REDUCE-SPEC [--n N | --rows R] [--cols C] [--param V]...\n"
+    "       warpgen bench AXIS-SPEC [--shape A,B,... | --n N] [--axis K,...]\n"
     "  Times the kernel for SPEC over N random elements (default 2^26) with\n"
     "  CUDA events: three warm-up launches, then R timed ones (default 50);\n"
     "  prints the median and fastest time, elements and groups (rows) per\n"
@@ -701,7 +729,7 @@ int wg_cli_bench(int argc, char **argv) {
     double median = times[a.reps / 2] * 1e-3, best = times[0] * 1e-3;
     double groups = (double)(job.reduction ? job.rows : wg_oracle_group_count(&spec, job.n));
     printf("%s on %s (sm_%d), n=%" PRIu64, text, info.name, info.arch, job.n);
-    if (spec.primitive == WG_REDUCE_ROWS)
+    if (spec.primitive == WG_REDUCE_ROWS || spec.primitive == WG_REDUCE_AXIS)
       printf(" (%" PRIu64 " x %" PRIu64 ")", job.rows, job.cols);
     printf(", %d reps\n", a.reps);
     printf("  median %.3f us  fastest %.3f us\n", median * 1e6, best * 1e6);
