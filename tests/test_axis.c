@@ -357,6 +357,32 @@ START_TEST(same_bits_every_run) {
 }
 END_TEST
 
+/* Every path once, small: the case compute-sanitizer runs
+ * (tests/gpu_axis.sh: CK_RUN_CASE=sanitize). */
+START_TEST(sanitize_paths) {
+  static const layout paths[] = {
+    {2, {200, 64}, 1, {0}, {0}, 0, 0, 0},    /* 16-byte columns */
+    {2, {37, 45}, 1, {0}, {0}, 0, 0, 0},     /* element columns */
+    {2, {37, 45}, 1, {1}, {0}, 0, 0, 0},     /* rows */
+    {2, {3000, 8}, 1, {0}, {0}, 0, 0, 0},    /* split */
+    {2, {1500, 5}, 1, {0}, {0}, 3, 0, 2},    /* split, padded, flipped */
+    {3, {6, 50, 16}, 1, {1}, {0}, 0, 0, 3},  /* negative strides */
+    {2, {0, 5}, 1, {0}, {0}, 0, 0, 0},       /* an empty axis */
+  };
+  static const pair pairs[] = {{WG_F32, WG_OP_SUM}, {WG_I64, WG_OP_ARGMIN},
+                               {WG_F16, WG_OP_VAR}, {WG_F64, WG_OP_LOGSUMEXP}};
+  wg_context *ctx = wg_test_context();
+  for (size_t q = 0; q < WG_COUNT_OF(pairs); q++) {
+    pool p;
+    pool_make(ctx, &p, pairs[q].type, 1u << 15, 1u << 12);
+    pool_fill(ctx, &p, pairs[q].op, wg_test_seed() + q);
+    for (size_t k = 0; k < WG_COUNT_OF(paths); k++) check_layout(ctx, &p, pairs[q].op, &paths[k], 0);
+    pool_free(ctx, &p);
+  }
+  wg_context_destroy(ctx);
+}
+END_TEST
+
 /* --- expressions ---------------------------------------------------------- */
 
 /* map over one input (the vector kernels), over two (the element kernel),
@@ -681,6 +707,11 @@ static Suite *gpu_suite(void) {
   tcase_add_loop_test(tc, sizes_around_boundaries, 0, (int)WG_COUNT_OF(sweep_pairs));
   tcase_add_test(tc, benchmark_shapes);
   tcase_add_test(tc, same_bits_every_run);
+  tcase_add_test(tc, expressions);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("sanitize");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, sanitize_paths);
   tcase_add_test(tc, expressions);
   suite_add_tcase(s, tc);
   return s;
