@@ -27,15 +27,23 @@
 
 /* Loads in flight a thread: element loads, 16-byte loads. */
 #define AXIS_UNROLL_SCALAR 8u
-#define AXIS_UNROLL_VEC 4u
+#define AXIS_UNROLL_VEC 8u
 /* A warp's loads of one row should cover at least this many bytes. */
 #define AXIS_MIN_ROW_BYTES 128u
 /* A split block walks at least this many steps of U loads a row lane. */
 #define AXIS_MIN_SPLIT_TRIPS 4u
 /* Split launches: the workspace's tickets (one a tile) and partials (one
- * a column of a tile a chunk; each at most WG_WORKSPACE_PARTIAL_BYTES). */
+ * a column of a tile a chunk). Its partials hold WG_WORKSPACE_PARTIALS of
+ * the widest accumulator, or three times as many scalar ones (at most 8
+ * bytes: a built-in operator's scalar accumulator or a combine= value). */
 #define AXIS_MAX_TILES (WG_WORKSPACE_TICKET_BYTES / 4u)
-#define AXIS_MAX_PARTIALS WG_WORKSPACE_PARTIALS
+#define AXIS_SCALAR_ACC_BYTES 8u
+
+static uint64_t max_partials(const wg_spec *spec) {
+  const bool scalar = spec->combine || !wg_operators[spec->op].acc[0].name;
+  return (uint64_t)WG_WORKSPACE_PARTIALS *
+         (scalar ? WG_WORKSPACE_PARTIAL_BYTES / AXIS_SCALAR_ACC_BYTES : 1u);
+}
 
 /* --- the family descriptor ------------------------------------------------ */
 
@@ -48,7 +56,10 @@ static int axis_source(wg_context *ctx, wg_buf *out, const wg_spec *concrete) {
   snprintf(us, sizeof us, "%u", AXIS_UNROLL_SCALAR);
   snprintf(uv, sizeof uv, "%u", AXIS_UNROLL_VEC);
   snprintf(tickets, sizeof tickets, "%u", WG_WORKSPACE_TICKET_BYTES);
-  snprintf(partial, sizeof partial, "%u", WG_WORKSPACE_PARTIAL_BYTES);
+  /* The accumulator size the launches' count of partials assumes. */
+  snprintf(partial, sizeof partial, "%u",
+           max_partials(concrete) > WG_WORKSPACE_PARTIALS ? AXIS_SCALAR_ACC_BYTES
+                                                           : WG_WORKSPACE_PARTIAL_BYTES);
   const wg_template_var vars[] = {
     {"spec", p.spec_text},
     {"version", WG_VERSION_STRING},
@@ -229,7 +240,7 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); 
  * are still fewer than the resident blocks, split the axis over blocks
  * within what the workspace holds. cv: columns a thread. */
 static axis_shape shape_for(const axis_view *v, size_t size, unsigned cv,
-                            uint64_t resident) {
+                            uint64_t resident, uint64_t room) {
   const unsigned U = cv > 1 ? AXIS_UNROLL_VEC : AXIS_UNROLL_SCALAR;
   const uint64_t ct = ceil_div(v->count, cv), target = resident * WG_REDUCE_BLOCK;
   axis_shape s = {WG_REDUCE_BLOCK, 1, v->len, 0, 0};
@@ -244,7 +255,7 @@ static axis_shape shape_for(const axis_view *v, size_t size, unsigned cv,
   if (s.tiles < resident && s.tiles <= AXIS_MAX_TILES) {
     uint64_t want = resident / s.tiles;
     const uint64_t by_len = v->len / (ky * U * AXIS_MIN_SPLIT_TRIPS);
-    const uint64_t by_room = AXIS_MAX_PARTIALS / (s.tiles * s.tx * cv);
+    const uint64_t by_room = room / (s.tiles * s.tx * cv);
     if (want > by_len) want = by_len;
     if (want > by_room) want = by_room;
     if (want > 1) {
@@ -273,7 +284,7 @@ static int axis_launch(wg_context *ctx, const wg_spec *spec, const uint64_t *inp
                    (v->outer == 1 || v->so % (int64_t)vec_elems == 0) &&
                    (v->len <= 1 || v->sl % (int64_t)vec_elems == 0);
   const axis_shape s = shape_for(v, size, vec ? vec_elems : 1u,
-                                 k->default_grid ? k->default_grid : 1);
+                                 k->default_grid ? k->default_grid : 1, max_partials(spec));
   CUdeviceptr in_ptr = (CUdeviceptr)inputs[0], out_ptr = (CUdeviceptr)out, workspace = 0;
   CUdeviceptr all[WG_MAX_INPUTS];
   for (int i = 0; i < WG_MAX_INPUTS; i++)

@@ -7,6 +7,8 @@
 # views, negative strides included, and checks every output against the
 # oracle, the guard after the outputs and the workspace's tickets.
 # usage: tests/emulate/check_axis.sh BUILD_DIR [SEED]
+# AXIS_MUTATION='sed script' edits the kernel first (e.g. 's/p < split/p + 1 < split/'):
+# the check must then fail, which shows that it can.
 set -euo pipefail
 build=${1:?usage: check_axis.sh BUILD_DIR [SEED]}
 seed=${2:-$RANDOM}
@@ -27,12 +29,14 @@ cases=("2 1 f32 sum" "3 1 f64 sum" "4 1 i32 sum" "6 7 i64 xor" "2 8 f32 argmin"
        "2 15 f32 norminf")
 fails=0
 for c in "${cases[@]}"; do
+  [ -n "${AXIS_ONLY:-}" ] && [[ "$c" != *"$AXIS_ONLY"* ]] && continue # e.g. "f32 sum"
   set -- $c
   # Blocks of 32 threads: the kernel is written for any WG_BLOCK, and 256
   # host threads meeting at every barrier are slow on a small machine.
   "$build/warpgen" source "reduce-axis $3 $4" |
     sed 's/^wg_reduce_axis_[a-z0-9_]*(/emu_kernel(/; s/^#define WG_BLOCK [0-9]*/#define WG_BLOCK 32/' \
       >"$work/kernel.inc"
+  [ -n "${AXIS_MUTATION:-}" ] && sed -i -e "$AXIS_MUTATION" "$work/kernel.inc"
   g++ -std=c++20 -O1 -w -pthread -I"$work" -I"$root/tests" -I"$root/tests/emulate" \
     -I"$root/include" "$root/tests/emulate/axis_harness.cc" "$work/oracle.o" \
     "$work/oracle_warp.o" "$build/libwarpgen.a" -L"$cuda/lib64" -ldl -lpthread -lm \
