@@ -24,7 +24,8 @@
  *   kernel.c    cubin -> loaded module and function, per context
  *   workspace.c scratch device memory for the reductions, pooled per context
  *   generate.c  the public wg_source / wg_ptx / wg_cubin
- *   launch.c    the calls users make: warp primitives (reduce.c: reductions)
+ *   launch.c    the calls users make: warp primitives (reduce.c: reductions;
+ *               partial.c: sharded reductions, a shard and the combine)
  *   context.c   creating and destroying a context
  *
  * Nothing before driver.c touches the CUDA driver: the architecture is an
@@ -78,6 +79,8 @@ struct wg_context {
   int device_arch;       /* -1: not probed yet; 0: no device; else e.g. 90 */
   /* canonical expression texts specs point at (util.c, wg_intern) */
   struct wg_interned *interned;
+  /* what each valid spec asked for resolved to (spec_expr.c) */
+  struct wg_spec_memo *spec_memo;
 };
 
 /* --- teardown hooks of the device side (driver.c, kernel.c) -------------- */
@@ -186,7 +189,9 @@ typedef struct wg_operator_info {
   unsigned nparams;      /* kernel parameters p0.. the final step reads */
   const double *param_defaults; /* their values when a call gives none */
   const char *redux;     /* warp: __reduce_*_sync name, NULL if none */
-  bool warp;             /* available to the warp primitives */
+  bool warp;             /* available to the warp reduce and allreduce */
+  bool scan;             /* a prefix of it means something: the warp scans
+                            take it (a scalar accumulator, final = r) */
 } wg_operator_info;
 
 struct wg_family; /* family.h */
@@ -255,6 +260,28 @@ int wg_spec_expr_key(wg_context *ctx, wg_spec *spec, const char *key, size_t kle
  * equal field by field (kernel.c's table compares them so). */
 int wg_spec_canonical(wg_context *ctx, wg_spec *out, const wg_spec *spec);
 
+/* Every field of a spec, expression texts by their bytes: equal specs hash
+ * equal, whoever owns their texts. */
+uint64_t wg_spec_hash(const wg_spec *spec);
+/* Are a and b the same spec field by field (texts compared by content)? */
+bool wg_spec_same(const wg_spec *a, const wg_spec *b);
+
+/* What a valid spec resolves to: decided once, then looked up. */
+typedef struct wg_spec_facts {
+  wg_spec canonical; /* wg_spec_canonical's: texts interned in the context */
+  uint64_t hash;     /* wg_spec_hash(&canonical) */
+  wg_type value_type, out_type; /* wg_spec_value_type, wg_spec_out_type */
+  bool elementwise;  /* wg_spec_elementwise */
+} wg_spec_facts;
+/* Validates spec (as wg_spec_validate) and fills *out. A spec with
+ * expressions is parsed once per context: the facts of every valid one are
+ * kept in ctx (keyed by the spec as asked, texts by content), so a launch
+ * of a spec seen before costs a hash and a compare, not a parse. WG_OK, or
+ * the validation error (message on ctx), or WG_ENOMEM. */
+int wg_spec_facts_get(wg_context *ctx, const wg_spec *spec, wg_spec_facts *out);
+/* Frees ctx's memo of facts (at wg_context_destroy). */
+void wg_spec_memo_free(wg_context *ctx);
+
 /* --- templates (template.c) ---------------------------------------------- */
 
 typedef struct wg_template_var {
@@ -298,8 +325,16 @@ int wg_codegen(wg_context *ctx, char **out, const wg_spec *concrete);
  *                                   unsigned long long n)
  * NAME from wg_kernel_name; any grid, blocks a multiple of 32 threads up to
  * 1024; a grid-stride loop over warps; outputs as described at wg_primitive
- * (reduce: STORAGE per group, ballot/match: uint32, any/all: int32). */
+ * (reduce, allreduce, scans: the operator's output type, see
+ * wg_spec_out_type; ballot/match: uint32, any/all: int32). A spec for
+ * which wg_codegen_warp_takes_params holds takes the _ex ABI, four more:
+ *   ..., const wg_params params, const void *y, const void *z,
+ *        const void *w)
+ * (the parameter block of the reductions; inputs 1..3, NULL when absent). */
 size_t wg_codegen_shared_bytes(const wg_spec *concrete, unsigned block_size);
+/* Does the warp-primitive kernel of spec take the _ex ABI (expressions,
+ * inputs, parameters, or an operator with a parameter such as var's)? */
+bool wg_codegen_warp_takes_params(const wg_spec *spec);
 /* Elements one thread takes per trip of a warp-primitive kernel's loop: 1
  * in the lane layout, 16 bytes times the loads in flight in the vec layout.
  * launch.c sizes the grid by it. */
