@@ -270,15 +270,16 @@ static axis_shape shape_for(const axis_view *v, size_t size, unsigned cv,
 
 /* --- the calls ------------------------------------------------------------ */
 
-static int axis_launch(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
+static int axis_launch(wg_context *ctx, const wg_spec_facts *f, const uint64_t *inputs,
                        const axis_view *v, wg_scalar *kparams, uint64_t out,
                        void *stream) {
+  const wg_spec *spec = &f->canonical;
   const size_t size = wg_types[spec->type].size;
   wg_kernel *k = NULL;
-  int status = wg_kernel_get(ctx, &k, spec);
+  int status = wg_kernel_for(ctx, &k, f);
   if (status != WG_OK) return status;
   const unsigned vec_elems = 16u / (unsigned)size;
-  const bool elementwise = wg_spec_elementwise(spec);
+  const bool elementwise = f->elementwise;
   const bool vec = !elementwise && v->len > 0 && v->inner % vec_elems == 0 &&
                    v->si == 1 && inputs[0] % 16 == 0 &&
                    (v->outer == 1 || v->so % (int64_t)vec_elems == 0) &&
@@ -306,8 +307,9 @@ int wg_reduce_axis_spec(wg_context *ctx, const wg_spec *spec, const uint64_t *in
                         void *stream) {
   if (!ctx) return WG_EINVAL;
   wg_scalar kparams[WG_MAX_PARAMS];
-  int status = wg_reduce_spec_args(ctx, spec, WG_REDUCE_AXIS, inputs, ninputs, params,
-                                   nparams, kparams);
+  wg_spec_facts facts;
+  int status = wg_reduce_spec_args(ctx, &facts, spec, WG_REDUCE_AXIS, inputs, ninputs,
+                                   params, nparams, kparams);
   axis_view v;
   if (status == WG_OK) status = view_make(ctx, &v, ndim, shape, strides, axes, naxes);
   if (status != WG_OK) return status;
@@ -334,9 +336,9 @@ int wg_reduce_axis_spec(wg_context *ctx, const wg_spec *spec, const uint64_t *in
                          wg_types[i == 0 ? spec->type : spec->inputs[i]].size);
   if (status == WG_OK)
     status = wg_check_device_buffer(ctx, "output", out, v.count,
-                                    wg_types[wg_spec_out_type(spec)].size);
+                                    wg_types[facts.out_type].size);
   if (status != WG_OK) return status;
-  return axis_launch(ctx, spec, inputs, &v, kparams, out, stream);
+  return axis_launch(ctx, &facts, inputs, &v, kparams, out, stream);
 }
 
 int wg_reduce_axis(wg_context *ctx, const wg_reduction *reduction, const uint64_t *inputs,
