@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import warpgen
-from refs import FLOATS, check_reduce, random_data
+from refs import FLOATS, NUMPY, check_reduce, random_data
 
 OPS = ("sum", "prod", "min", "max", "and", "or", "xor", "argmin", "argmax",
        "mean", "var", "std", "norm1", "norm2", "norminf", "logsumexp",
@@ -212,7 +212,7 @@ def test_cupy_negative_strides(cupy):
         for op in ("sum", "max", "argmin", "count_nonzero", "logsumexp",
                    "var" if type_ in FLOATS else "xor"):
             host = host_data(type_, op, (300, 40), "cupy")
-            base = cupy.asarray(host)
+            base = cupy.asarray(np.asarray(host, NUMPY[type_]))
             for view, dim in ((base[::-1], 0), (base[:, ::-1], 0),
                               (base[::-2, ::-1], 1), (base[::-1, ::3], 0),
                               (base.T[::-1], 1), (base[::-1].reshape(

@@ -27,7 +27,7 @@ done
 cases=("2 1 f32 sum" "3 1 f64 sum" "4 1 i32 sum" "6 7 i64 xor" "2 8 f32 argmin"
        "3 9 f64 argmax" "2 11 f32 var" "4 16 i32 logsumexp" "7 17 u64 count_nonzero"
        "2 15 f32 norminf")
-fails=0
+fails=0 ran=0
 for c in "${cases[@]}"; do
   [ -n "${AXIS_ONLY:-}" ] && [[ "$c" != *"$AXIS_ONLY"* ]] && continue # e.g. "f32 sum"
   set -- $c
@@ -41,7 +41,8 @@ for c in "${cases[@]}"; do
     -I"$root/include" "$root/tests/emulate/axis_harness.cc" "$work/oracle.o" \
     "$work/oracle_warp.o" "$build/libwarpgen.a" -L"$cuda/lib64" -ldl -lpthread -lm \
     -o "$work/h"
+  ran=$((ran + 1))
   "$work/h" "$1" "$2" "$seed" || fails=$((fails + 1))
 done
-echo "check_axis: ${#cases[@]} specs, $fails failed (seed $seed)"
+echo "check_axis: $ran specs, $fails failed (seed $seed)"
 [ "$fails" -eq 0 ]
