@@ -218,6 +218,10 @@ const wg_primitive_info wg_primitives[WG_PRIMITIVE_COUNT] = {
   [WG_MATCH] = {"match", false, true, true, V(AUTO) | V(VOTE)},
   [WG_REDUCE_ARRAY] = {"reduce-array", true, false, false, V(AUTO)},
   [WG_REDUCE_ROWS] = {"reduce-rows", true, false, false, V(AUTO)},
+  [WG_SOFTMAX_ROWS] = {"softmax-rows", false, false, false, V(AUTO)},
+  [WG_LOG_SOFTMAX_ROWS] = {"log-softmax-rows", false, false, false, V(AUTO)},
+  [WG_LAYERNORM_ROWS] = {"layernorm-rows", false, false, false, V(AUTO)},
+  [WG_RMSNORM_ROWS] = {"rmsnorm-rows", false, false, false, V(AUTO)},
 };
 
 const char *const wg_variant_names[WG_VARIANT_COUNT] = {
