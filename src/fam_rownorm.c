@@ -140,9 +140,10 @@ static int rownorm_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
   snprintf(group, sizeof group, "%u", shape.group);
   snprintf(chunks, sizeof chunks, "%u", shape.chunks);
   snprintf(rpr, sizeof rpr, "%u", shape.rows_per_round);
-  /* At least 512 threads an SM (128 registers a thread at most; a block
-   * of 1024 gets 64): a lane holds a row's values in registers. */
-  snprintf(min_blocks, sizeof min_blocks, "%u", shape.block >= 512 ? 1u : 512u / shape.block);
+  /* At least 512 threads an SM: up to 128 registers a thread, for a
+   * lane holds a row's values in registers; blocks of 512 get 64, so that
+   * two rows are in flight an SM (1024 threads have no choice). */
+  snprintf(min_blocks, sizeof min_blocks, "%u", shape.block >= 1024 ? 1u : shape.block >= 512 ? 2u : 512u / shape.block);
   const unsigned holds = shape.group * shape.chunks * vec;
   if (shape.group <= 32)
     snprintf(summary, sizeof summary,

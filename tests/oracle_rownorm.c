@@ -50,8 +50,11 @@ void wg_oracle_rownorm_row(wg_rownorm_want *want, wg_primitive p, wg_type t,
   const double n = (double)cols;
   double mean = 0, r;
   if (p == WG_LAYERNORM_ROWS) {
-    for (uint64_t k = 0; k < cols; k++) mean += wg_oracle_elem(t, in, first + k);
-    mean /= n;
+    /* Shifted by the first element, so that an all-equal row has exactly
+     * that mean (and variance 0) in float64 too. */
+    const double x0 = wg_oracle_elem(t, in, first);
+    for (uint64_t k = 0; k < cols; k++) mean += wg_oracle_elem(t, in, first + k) - x0;
+    mean = x0 + mean / n;
     double q = 0;
     for (uint64_t k = 0; k < cols; k++) {
       const double d = wg_oracle_elem(t, in, first + k) - mean;

@@ -7,6 +7,7 @@
 
 #include "warpgen.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,5 +47,15 @@ int wg_cli_run(int argc, char **argv);   /* cmd_run.c */
 int wg_cli_bench(int argc, char **argv); /* cmd_run.c */
 int wg_cli_info_devices(void);           /* cmd_run.c */
 int wg_cli_cache(int argc, char **argv); /* cmd_cache.c */
+
+/* The fused row kernels for run and bench (run_rownorm.c): is the spec
+ * one; one launch over rows x cols (no weight or bias, eps 1e-5, packed
+ * rows); the oracle's report on every output element. */
+struct wg_oracle_report;
+bool wg_cli_rownorm_is(const wg_spec *spec);
+int wg_cli_rownorm_launch(wg_context *ctx, const wg_spec *spec, uint64_t in, uint64_t out,
+                          uint64_t rows, uint64_t cols);
+void wg_cli_rownorm_check(struct wg_oracle_report *report, const wg_spec *spec,
+                          const void *in, uint64_t rows, uint64_t cols, const void *out);
 
 #endif /* WG_CLI_H */
