@@ -8,7 +8,6 @@
  * variants of one body differ (which shuffle, how the result is finished).
  */
 #include "expr.h"
-#include "family.h" /* TEMP */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +31,6 @@ int wg_kernel_name(char *buf, size_t size, const wg_spec *spec) {
                   wg_variant_names[s.variant], s.layout == WG_LAYOUT_VEC ? "_vec" : "");
   if (s.primitive == WG_BROADCAST)
     n += snprintf(name + n, sizeof name - (size_t)n, "_l%d", s.lane);
-  if (s.primitive >= WG_SOFTMAX_ROWS && s.cols) /* TEMP */
-    n += snprintf(name + n, sizeof name - (size_t)n, "_c%lld", (long long)s.cols);
   if (s.primitive == WG_REDUCE_ROWS && s.cols)
     n += snprintf(name + n, sizeof name - (size_t)n, "_c%lld", (long long)s.cols);
   if (wg_spec_has_expr(&s)) {
@@ -524,8 +521,6 @@ int wg_codegen(wg_context *ctx, char **out, const wg_spec *concrete) {
   wg_buf b = {0};
   int rc = wg_primitives[concrete->primitive].is_warp
                ? codegen_warp(ctx, &b, concrete)
-           : concrete->primitive >= WG_SOFTMAX_ROWS /* TEMP */
-               ? wg_family_rownorm.source(ctx, &b, concrete)
                : wg_codegen_reduce(ctx, &b, concrete);
   if (!rc && b.failed) rc = wg_fail(ctx, WG_ENOMEM, "out of memory generating source");
   if (rc) {

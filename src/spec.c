@@ -7,7 +7,7 @@
  * that format(parse(format(s))) == format(s) and an interpreter can use the
  * text as a dictionary key.
  */
-#include "family.h" /* TEMP: until the lead's family.h */
+#include "internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -145,10 +145,7 @@ static int validate(wg_context *ctx, const wg_spec *s, int arch) {
     return wg_fail(ctx, WG_ESPEC, "lane: only broadcast takes a lane (got lane=%d "
                    "for '%s')", s->lane, pn);
   }
-  if (s->primitive >= WG_SOFTMAX_ROWS) { /* TEMP */
-    int rc = wg_family_rownorm.validate(ctx, s, arch);
-    if (rc) return rc;
-  } else if (s->primitive == WG_REDUCE_ROWS) {
+  if (s->primitive == WG_REDUCE_ROWS) {
     if (s->cols < 0)
       return wg_fail(ctx, WG_ESPEC, "cols: %" PRId64 " is negative", s->cols);
   } else if (s->cols != 0) {
@@ -246,7 +243,6 @@ int wg_spec_format(char *buf, size_t size, const wg_spec *s) {
     wg_buf_printf(&text, " layout=%s", wg_layout_names[s->layout]);
   if (s->primitive == WG_BROADCAST) wg_buf_printf(&text, " lane=%d", s->lane);
   if (s->primitive == WG_REDUCE_ROWS) wg_buf_printf(&text, " cols=%" PRId64, s->cols);
-  if (s->primitive >= WG_SOFTMAX_ROWS) wg_family_rownorm.format_keys(&text, s); /* TEMP */
   if (s->arch) wg_buf_printf(&text, " arch=sm_%d", s->arch);
   if (!rc && text.failed) rc = WG_ENOMEM;
   if (rc) {
