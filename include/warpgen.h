@@ -239,8 +239,9 @@ typedef enum {
 /* Changes whenever wg_spec changes shape; a spec of another version is
  * refused (WG_ESPEC), so that a caller built against an older header gets a
  * message instead of a misread struct. 2 added `layout`; 3 the expressions
- * (map, combine, identity, final), the extra inputs and the parameters. */
-#define WG_SPEC_VERSION 3
+ * (map, combine, identity, final), the extra inputs and the parameters; 4
+ * bins, counts and deterministic. */
+#define WG_SPEC_VERSION 4
 
 /* The most input arrays and parameters an expression of a reduction reads
  * (inputs x y z w, parameters p0..p7). */
@@ -283,12 +284,18 @@ typedef struct wg_spec {
                             (inputs[0] is ignored: input 0 is `type`) */
   int nparams;           /* parameters p0.. the expressions may read */
   wg_type params[WG_MAX_PARAMS]; /* their types */
+  int64_t bins;          /* histogram: the number of bins (>= 1); 0 for
+                            every other primitive */
+  wg_type counts;        /* histogram: WG_U32 (default) or WG_U64 counts;
+                            WG_U32 for every other primitive */
+  int deterministic;     /* 1 (default): the same bits on every run. Only
+                            the families that say so take 0 */
 } wg_spec;
 
 #define WG_SPEC_INIT \
   { WG_SPEC_VERSION, WG_REDUCE, WG_F32, WG_OP_SUM, 32, WG_VARIANT_AUTO, 0, 0, 0, \
     WG_LAYOUT_VEC, NULL, NULL, NULL, NULL, 1, {WG_F32, WG_F32, WG_F32, WG_F32}, 0, \
-    {WG_F32, WG_F32, WG_F32, WG_F32, WG_F32, WG_F32, WG_F32, WG_F32} }
+    {WG_F32, WG_F32, WG_F32, WG_F32, WG_F32, WG_F32, WG_F32, WG_F32}, 0, WG_U32, 1 }
 
 /* Fills *spec with WG_SPEC_INIT: "reduce f32 sum width=32 variant=auto". */
 WG_API void wg_spec_init(wg_spec *spec);

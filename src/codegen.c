@@ -8,6 +8,7 @@
  * variants of one body differ (which shuffle, how the result is finished).
  */
 #include "expr.h"
+#include "family.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,41 +19,47 @@ int wg_kernel_name(char *buf, size_t size, const wg_spec *spec) {
   int rc = wg_spec_validate(NULL, spec); /* WG_EINVAL for NULL, else WG_ESPEC */
   if (rc) return rc;
   wg_spec s = wg_spec_concrete(spec, 0);
-  char prim[32];
-  snprintf(prim, sizeof prim, "%s", wg_primitives[s.primitive].name);
-  for (char *c = prim; *c; c++)
+  wg_buf name = {0};
+  wg_buf_printf(&name, "wg_%s_%s", wg_primitives[s.primitive].name, wg_types[s.type].name);
+  for (char *c = name.data; c && *c; c++)
     if (*c == '-') *c = '_';
-  char name[128];
-  int n = snprintf(name, sizeof name, "wg_%s_%s", prim, wg_types[s.type].name);
-  if (s.op != WG_OP_NONE)
-    n += snprintf(name + n, sizeof name - (size_t)n, "_%s", wg_operators[s.op].name);
-  if (wg_primitives[s.primitive].is_warp)
-    n += snprintf(name + n, sizeof name - (size_t)n, "_w%d_%s%s", s.width,
-                  wg_variant_names[s.variant], s.layout == WG_LAYOUT_VEC ? "_vec" : "");
-  if (s.primitive == WG_BROADCAST)
-    n += snprintf(name + n, sizeof name - (size_t)n, "_l%d", s.lane);
-  if (s.primitive == WG_REDUCE_ROWS && s.cols)
-    n += snprintf(name + n, sizeof name - (size_t)n, "_c%lld", (long long)s.cols);
+  if (s.op != WG_OP_NONE) wg_buf_printf(&name, "_%s", wg_operators[s.op].name);
+  const wg_family *fam = wg_family_of(s.primitive);
+  if (fam->name_suffix) fam->name_suffix(&name, &s);
   if (wg_spec_has_expr(&s)) {
     /* Expressions: a hash of the canonical spec text (FNV-1a, 32 bits). */
     wg_spec any_arch = s; /* one name whichever arch it compiles for */
     any_arch.arch = 0;
     const int len = wg_spec_format(NULL, 0, &any_arch);
     char *text = len > 0 ? malloc((size_t)len + 1) : NULL;
-    if (!text) return WG_ENOMEM;
-    wg_spec_format(text, (size_t)len + 1, &any_arch);
-    uint32_t h = 2166136261u;
-    for (const char *c = text; *c; c++) h = (h ^ (unsigned char)*c) * 16777619u;
+    if (text) {
+      wg_spec_format(text, (size_t)len + 1, &any_arch);
+      uint32_t h = 2166136261u;
+      for (const char *c = text; *c; c++) h = (h ^ (unsigned char)*c) * 16777619u;
+      wg_buf_printf(&name, "_e%08x", (unsigned)h);
+    } else {
+      name.failed = true;
+    }
     free(text);
-    n += snprintf(name + n, sizeof name - (size_t)n, "_e%08x", (unsigned)h);
   }
-  if (size) snprintf(buf, size, "%s", name);
+  if (name.failed) {
+    wg_buf_free(&name);
+    return WG_ENOMEM;
+  }
+  if (size) snprintf(buf, size, "%s", name.data);
+  const int n = (int)name.len;
+  wg_buf_free(&name);
   return n;
 }
 
-size_t wg_codegen_shared_bytes(const wg_spec *concrete, unsigned block_size) {
+static size_t warp_shared_bytes(const wg_spec *concrete, unsigned block_size) {
   /* 8 bytes a thread holds any accumulator or element bits. */
   return concrete->variant == WG_VARIANT_SMEM ? (size_t)block_size * 8u : 0;
+}
+
+size_t wg_codegen_shared_bytes(const wg_spec *concrete, unsigned block_size) {
+  const wg_family *fam = wg_family_of(concrete->primitive);
+  return fam->shared_bytes ? fam->shared_bytes(concrete, block_size) : 0;
 }
 
 /* Fills an operator text's own keys (${value}, ${uacc}, ${lowest}, ...)
@@ -519,9 +526,7 @@ static int codegen_warp(wg_context *ctx, wg_buf *out, const wg_spec *s) {
 int wg_codegen(wg_context *ctx, char **out, const wg_spec *concrete) {
   *out = NULL;
   wg_buf b = {0};
-  int rc = wg_primitives[concrete->primitive].is_warp
-               ? codegen_warp(ctx, &b, concrete)
-               : wg_codegen_reduce(ctx, &b, concrete);
+  int rc = wg_family_of(concrete->primitive)->source(ctx, &b, concrete);
   if (!rc && b.failed) rc = wg_fail(ctx, WG_ENOMEM, "out of memory generating source");
   if (rc) {
     wg_buf_free(&b);
@@ -530,3 +535,44 @@ int wg_codegen(wg_context *ctx, char **out, const wg_spec *concrete) {
   *out = b.data;
   return WG_OK;
 }
+
+/* --- the warp family ------------------------------------------------------ */
+
+static int warp_validate(wg_context *ctx, const wg_spec *s, int arch) {
+  (void)arch; /* redux's arch is checked with the variants, in spec.c */
+  if (s->width != 2 && s->width != 4 && s->width != 8 && s->width != 16 && s->width != 32)
+    return wg_fail(ctx, WG_ESPEC, "width: %d is not allowed; a logical warp has 2, 4, "
+                   "8, 16 or 32 lanes", s->width);
+  if (s->primitive == WG_BROADCAST) {
+    if (s->lane < 0 || s->lane >= s->width)
+      return wg_fail(ctx, WG_ESPEC, "lane: %d is outside the group; broadcast takes "
+                     "a source lane from 0 to %d", s->lane, s->width - 1);
+  } else if (s->lane != 0) {
+    return wg_fail(ctx, WG_ESPEC, "lane: only broadcast takes a lane (got lane=%d "
+                   "for '%s')", s->lane, wg_primitives[s->primitive].name);
+  }
+  return WG_OK;
+}
+
+static void warp_format_keys(wg_buf *out, const wg_spec *s) {
+  wg_buf_printf(out, " width=%d variant=%s", s->width, wg_variant_names[s->variant]);
+  if (s->layout != WG_LAYOUT_VEC)
+    wg_buf_printf(out, " layout=%s", wg_layout_names[s->layout]);
+  if (s->primitive == WG_BROADCAST) wg_buf_printf(out, " lane=%d", s->lane);
+}
+
+static void warp_name_suffix(wg_buf *out, const wg_spec *s) {
+  wg_buf_printf(out, "_w%d_%s%s", s->width, wg_variant_names[s->variant],
+                s->layout == WG_LAYOUT_VEC ? "_vec" : "");
+  if (s->primitive == WG_BROADCAST) wg_buf_printf(out, "_l%d", s->lane);
+}
+
+const wg_family wg_family_warp = {
+  .name = "warp primitive",
+  .keys = WG_KEY_WIDTH | WG_KEY_LAYOUT | WG_KEY_LANE,
+  .validate = warp_validate,
+  .format_keys = warp_format_keys,
+  .name_suffix = warp_name_suffix,
+  .source = codegen_warp,
+  .shared_bytes = warp_shared_bytes,
+};

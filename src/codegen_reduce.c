@@ -9,6 +9,9 @@
  * fast. The shapes were measured on an H200 (docs/reduce-design.md).
  */
 #include "reduce.h"
+#include "family.h"
+
+#include <inttypes.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,28 +168,42 @@ static int codegen_rows(wg_context *ctx, wg_buf *out, const wg_spec *s,
   return wg_template_render(ctx, out, "rows_reduce.cu", vars, WG_COUNT_OF(vars));
 }
 
-/* The element kernel (templates/expr_reduce.cu) of either primitive. */
+/* The element kernel (templates/expr_reduce.cu) of either primitive. Its
+ * array form reads chunks of 16 bytes of the narrowest input (every input's
+ * share a whole number of 16-byte vectors) and keeps about 64 bytes a
+ * thread in flight, as the array kernel does for one input. */
 static int codegen_elementwise(wg_context *ctx, wg_buf *out, const wg_spec *s,
                                const char *spec_text, const char *kernel,
                                const char *prelude, const char *helpers) {
-  char block[16], tickets[16], partial[16];
+  const int ninputs = s->ninputs < 1 ? 1 : s->ninputs;
+  size_t narrowest = wg_types[s->type].size, sizes = 0;
+  for (int k = 0; k < ninputs; k++) {
+    const size_t size = wg_types[k ? s->inputs[k] : s->type].size;
+    if (size < narrowest) narrowest = size;
+    sizes += size;
+  }
+  const size_t chunk = 16 / narrowest, chunk_bytes = chunk * sizes;
+  const size_t unroll = chunk_bytes >= 64 ? 1 : 64 / chunk_bytes;
+  char block[16], tickets[16], partial[16], inputs[16], chunk_text[24], unroll_text[24];
   snprintf(block, sizeof block, "%u", WG_REDUCE_BLOCK);
   snprintf(tickets, sizeof tickets, "%u", WG_WORKSPACE_TICKET_BYTES);
   snprintf(partial, sizeof partial, "%u", WG_WORKSPACE_PARTIAL_BYTES);
+  snprintf(inputs, sizeof inputs, "%d", ninputs);
+  snprintf(chunk_text, sizeof chunk_text, "%zu", chunk);
+  snprintf(unroll_text, sizeof unroll_text, "%zu", unroll > 4 ? (size_t)4 : unroll);
   const wg_template_var vars[] = {
     {"spec", spec_text}, {"version", WG_VERSION_STRING},
     {"prelude", prelude}, {"helpers", helpers},
     {"kernel", kernel},   {"block", block},
     {"ticket_bytes", tickets}, {"partial_bytes", partial},
     {"rows", s->primitive == WG_REDUCE_ROWS ? "1" : "0"},
+    {"ninputs", inputs}, {"chunk", chunk_text}, {"unroll", unroll_text},
   };
   return wg_template_render(ctx, out, "expr_reduce.cu", vars, WG_COUNT_OF(vars));
 }
 
-int wg_codegen_reduce(wg_context *ctx, wg_buf *out, const wg_spec *concrete) {
-  if (concrete->primitive != WG_REDUCE_ARRAY && concrete->primitive != WG_REDUCE_ROWS)
-    return wg_fail(ctx, WG_ESPEC, "'%s' is not a whole-array or row reduction",
-                   wg_primitives[concrete->primitive].name);
+/* The source of a reduce-array or reduce-rows spec. */
+static int reduce_source(wg_context *ctx, wg_buf *out, const wg_spec *concrete) {
   char kernel[128];
   /* The spec's whole text: expressions may make it long. */
   const int len = wg_spec_format(NULL, 0, concrete);
@@ -213,3 +230,33 @@ int wg_codegen_reduce(wg_context *ctx, wg_buf *out, const wg_spec *concrete) {
   free(spec_text);
   return rc;
 }
+
+/* --- the reduction families ------------------------------------------------ */
+
+static int rows_validate(wg_context *ctx, const wg_spec *s, int arch) {
+  (void)arch;
+  if (s->cols < 0) return wg_fail(ctx, WG_ESPEC, "cols: %" PRId64 " is negative", s->cols);
+  return WG_OK;
+}
+
+static void rows_format_keys(wg_buf *out, const wg_spec *s) {
+  wg_buf_printf(out, " cols=%" PRId64, s->cols);
+}
+
+static void rows_name_suffix(wg_buf *out, const wg_spec *s) {
+  if (s->cols) wg_buf_printf(out, "_c%lld", (long long)s->cols);
+}
+
+const wg_family wg_family_reduce_array = {
+  .name = "reduce-array",
+  .source = reduce_source,
+};
+
+const wg_family wg_family_reduce_rows = {
+  .name = "reduce-rows",
+  .keys = WG_KEY_COLS,
+  .validate = rows_validate,
+  .format_keys = rows_format_keys,
+  .name_suffix = rows_name_suffix,
+  .source = reduce_source,
+};

@@ -58,6 +58,7 @@ void wg_context_destroy(wg_context *ctx) {
   wg_workspace_pool_free(ctx);
   wg_device_release(ctx);
   wg_cache_close(ctx);
+  wg_spec_memo_free(ctx);
   wg_intern_free(ctx);
   free(ctx->template_dir);
   free(ctx->cache_dir);

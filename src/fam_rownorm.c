@@ -103,17 +103,15 @@ static int64_t spec_cols(wg_type type, uint64_t cols) {
 
 /* --- the descriptor -------------------------------------------------------- */
 
+/* spec.c has checked the rest: no operator, no expressions, no key but
+ * cols= away from its default. */
 static int rownorm_validate(wg_context *ctx, const wg_spec *s, int arch) {
   (void)arch;
-  const char *pn = wg_primitives[s->primitive].name;
   if (!wg_types[s->type].is_float)
-    return wg_fail(ctx, WG_ESPEC, "type: '%s' takes f16, bf16, f32 or f64, not %s", pn,
-                   wg_types[s->type].name);
+    return wg_fail(ctx, WG_ESPEC, "type: '%s' takes f16, bf16, f32 or f64, not %s",
+                   wg_primitives[s->primitive].name, wg_types[s->type].name);
   if (s->cols < 0)
     return wg_fail(ctx, WG_ESPEC, "cols: %lld is negative", (long long)s->cols);
-  if (wg_spec_has_expr(s))
-    return wg_fail(ctx, WG_ESPEC, "map, combine, identity, final, inputs and params are "
-                   "for reduce-array and reduce-rows, not '%s'", pn);
   return WG_OK;
 }
 
@@ -177,13 +175,12 @@ static int rownorm_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
 }
 
 const wg_family wg_family_rownorm = {
-  "fused row kernels",
-  rownorm_validate,
-  rownorm_format_keys,
-  NULL,
-  rownorm_name_suffix,
-  rownorm_source,
-  NULL,
+  .name = "fused row kernels",
+  .keys = WG_KEY_COLS,
+  .validate = rownorm_validate,
+  .format_keys = rownorm_format_keys,
+  .name_suffix = rownorm_name_suffix,
+  .source = rownorm_source,
 };
 
 /* --- the calls -------------------------------------------------------------- */

@@ -13,7 +13,10 @@
  *   spec.c      text form, validation, listing, the choice behind `auto`
  *               (spec_expr.c: the expression keys of the reductions)
  *   template.c  templates built into the library, strict ${key} filling
- *   codegen.c   concrete spec -> CUDA source (codegen_reduce.c: reductions)
+ *   codegen.c   concrete spec -> CUDA source, through the spec's kernel
+ *               family (family.h): the warp family lives here, the
+ *               reductions in codegen_reduce.c, each newer family in a
+ *               fam_NAME.c that also holds its public launch call
  *   compile.c   source -> PTX + cubin through NVRTC
  *   cache.c     the on-disk cache of compiled binaries
  *   artifact.c  spec + architecture -> PTX + cubin, through the cache
@@ -75,6 +78,8 @@ struct wg_context {
   int device_arch;       /* -1: not probed yet; 0: no device; else e.g. 90 */
   /* canonical expression texts specs point at (util.c, wg_intern) */
   struct wg_interned *interned;
+  /* what each valid spec asked for resolved to (spec_expr.c) */
+  struct wg_spec_memo *spec_memo;
 };
 
 /* --- teardown hooks of the device side (driver.c, kernel.c) -------------- */
@@ -186,12 +191,16 @@ typedef struct wg_operator_info {
   bool warp;             /* available to the warp primitives */
 } wg_operator_info;
 
+struct wg_family; /* family.h */
+
 typedef struct wg_primitive_info {
   const char *name;      /* "reduce" */
   bool takes_operator;
   bool is_vote;          /* ballot, any, all, match */
   bool is_warp;          /* a warp primitive (not array/rows) */
   unsigned variants;     /* bit (1 << wg_variant) for each valid variant */
+  const struct wg_family *family; /* validate, source, ... (family.h) */
+  bool takes_expr;       /* map=, combine=, inputs=, params= allowed */
 } wg_primitive_info;
 
 extern const wg_type_info wg_types[WG_TYPE_COUNT];
@@ -248,6 +257,28 @@ int wg_spec_expr_key(wg_context *ctx, wg_spec *spec, const char *key, size_t kle
  * equal field by field (kernel.c's table compares them so). */
 int wg_spec_canonical(wg_context *ctx, wg_spec *out, const wg_spec *spec);
 
+/* Every field of a spec, expression texts by their bytes: equal specs hash
+ * equal, whoever owns their texts. */
+uint64_t wg_spec_hash(const wg_spec *spec);
+/* Are a and b the same spec field by field (texts compared by content)? */
+bool wg_spec_same(const wg_spec *a, const wg_spec *b);
+
+/* What a valid spec resolves to: decided once, then looked up. */
+typedef struct wg_spec_facts {
+  wg_spec canonical; /* wg_spec_canonical's: texts interned in the context */
+  uint64_t hash;     /* wg_spec_hash(&canonical) */
+  wg_type value_type, out_type; /* wg_spec_value_type, wg_spec_out_type */
+  bool elementwise;  /* wg_spec_elementwise */
+} wg_spec_facts;
+/* Validates spec (as wg_spec_validate) and fills *out. A spec with
+ * expressions is parsed once per context: the facts of every valid one are
+ * kept in ctx (keyed by the spec as asked, texts by content), so a launch
+ * of a spec seen before costs a hash and a compare, not a parse. WG_OK, or
+ * the validation error (message on ctx), or WG_ENOMEM. */
+int wg_spec_facts_get(wg_context *ctx, const wg_spec *spec, wg_spec_facts *out);
+/* Frees ctx's memo of facts (at wg_context_destroy). */
+void wg_spec_memo_free(wg_context *ctx);
+
 /* --- templates (template.c) ---------------------------------------------- */
 
 typedef struct wg_template_var {
@@ -281,8 +312,6 @@ extern const size_t wg_embedded_template_count;
  * load/store/bit conversions, identity and combine for spec's type and
  * operator (templates/prelude.cuh). */
 int wg_codegen_prelude(wg_context *ctx, wg_buf *out, const wg_spec *spec);
-/* The source of a reduce-array or reduce-rows spec (codegen_reduce.c). */
-int wg_codegen_reduce(wg_context *ctx, wg_buf *out, const wg_spec *concrete);
 /* The source for a concrete spec (see wg_spec_concrete); *out malloc'd. */
 int wg_codegen(wg_context *ctx, char **out, const wg_spec *concrete);
 /* Dynamic shared memory, in bytes, a warp-primitive kernel of this concrete

@@ -4,8 +4,8 @@
  * The first wg_kernel_get for a spec validates it, checks its architecture
  * against the device, takes the cubin from artifact.c (disk cache or NVRTC),
  * loads it as a module and looks up the entry point. The result lives in a
- * small open-addressing hash table keyed by the spec exactly as asked for,
- * so that a repeated request costs one hash and one compare. An `auto` spec
+ * small open-addressing hash table keyed by the canonical spec, so that a
+ * repeated request costs one hash and one compare. An `auto` spec
  * and its explicit twin are two keys with two modules: simpler than sharing,
  * and a module is a few kilobytes.
  */
@@ -28,47 +28,6 @@ struct wg_kernel_table {
   size_t count;
 };
 
-static uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  return h * 0xff51afd7ed558ccdull;
-}
-
-/* Every field of the spec, so that any difference is a different kernel. */
-static uint64_t spec_hash(const wg_spec *s) {
-  uint64_t h = 0x8a5cd789635d2dffull;
-  h = mix(h, (uint64_t)s->version);
-  h = mix(h, (uint64_t)s->primitive);
-  h = mix(h, (uint64_t)s->type);
-  h = mix(h, (uint64_t)s->op);
-  h = mix(h, (uint64_t)s->width);
-  h = mix(h, (uint64_t)s->variant);
-  h = mix(h, (uint64_t)s->arch);
-  h = mix(h, (uint64_t)s->lane);
-  h = mix(h, (uint64_t)s->cols);
-  h = mix(h, (uint64_t)s->layout);
-  /* Expressions are canonical text interned in the context (see
-   * wg_kernel_get): equal text is the same pointer, hashed by its bytes. */
-  const char *const texts[] = {s->map, s->combine, s->identity, s->final};
-  for (size_t t = 0; t < WG_COUNT_OF(texts); t++)
-    for (const char *c = texts[t]; c && *c; c++) h = mix(h, (unsigned char)*c);
-  h = mix(h, (uint64_t)s->ninputs);
-  for (int k = 0; k < WG_MAX_INPUTS; k++) h = mix(h, (uint64_t)s->inputs[k]);
-  h = mix(h, (uint64_t)s->nparams);
-  for (int k = 0; k < WG_MAX_PARAMS; k++) h = mix(h, (uint64_t)s->params[k]);
-  return h ^ (h >> 29);
-}
-
-static bool spec_equal(const wg_spec *a, const wg_spec *b) {
-  return a->version == b->version && a->primitive == b->primitive &&
-         a->type == b->type && a->op == b->op && a->width == b->width &&
-         a->variant == b->variant && a->arch == b->arch &&
-         a->lane == b->lane && a->cols == b->cols && a->layout == b->layout &&
-         a->map == b->map && a->combine == b->combine && a->identity == b->identity &&
-         a->final == b->final && a->ninputs == b->ninputs &&
-         memcmp(a->inputs, b->inputs, sizeof a->inputs) == 0 &&
-         a->nparams == b->nparams && memcmp(a->params, b->params, sizeof a->params) == 0;
-}
-
 static wg_kernel *table_find(const struct wg_kernel_table *t,
                              const wg_spec *spec, uint64_t hash) {
   if (!t)
@@ -78,7 +37,7 @@ static wg_kernel *table_find(const struct wg_kernel_table *t,
     wg_kernel *k = t->slots[i];
     if (!k)
       return NULL;
-    if (k->hash == hash && spec_equal(&k->requested, spec))
+    if (k->hash == hash && wg_spec_same(&k->requested, spec))
       return k;
   }
 }
@@ -189,9 +148,7 @@ static int choose_defaults(wg_context *ctx, const wg_driver_api *api,
     return wg_fail(ctx, WG_ECUDA, "kernel %s allows only %d threads a block",
                    k->name, k->max_block_size);
   int per_sm = 0;
-  size_t shared = wg_primitives[k->spec.primitive].is_warp
-                      ? wg_codegen_shared_bytes(&k->spec, block)
-                      : 0;
+  size_t shared = wg_codegen_shared_bytes(&k->spec, block);
   int status = wg_cuda_status(
       ctx,
       api->OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->function,
@@ -206,14 +163,12 @@ static int choose_defaults(wg_context *ctx, const wg_driver_api *api,
   return WG_OK;
 }
 
-/* The miss path: everything from the spec to a table entry. */
+/* The miss path: everything from the spec (valid, canonical) to a table
+ * entry. */
 static int kernel_create(wg_context *ctx, wg_kernel **out, const wg_spec *spec,
                          uint64_t hash) {
-  int status = wg_spec_validate(ctx, spec);
-  if (status != WG_OK)
-    return status;
   const struct wg_device_state *dev = NULL;
-  status = wg_device_state_get(ctx, &dev);
+  int status = wg_device_state_get(ctx, &dev);
   if (status != WG_OK)
     return status;
   if (spec->arch != 0 && spec->arch != dev->info.arch) {
@@ -272,30 +227,31 @@ static int kernel_create(wg_context *ctx, wg_kernel **out, const wg_spec *spec,
   return WG_OK;
 }
 
+int wg_kernel_for(wg_context *ctx, wg_kernel **out, const wg_spec_facts *facts) {
+  *out = table_find(ctx->kernels, &facts->canonical, facts->hash);
+  if (*out) {
+    ctx->stats.memory_hits++;
+    wg_errmsg_clear(ctx);
+    return WG_OK;
+  }
+  wg_kernel *k = NULL;
+  const int status = kernel_create(ctx, &k, &facts->canonical, facts->hash);
+  if (status != WG_OK)
+    return status;
+  *out = k;
+  wg_errmsg_clear(ctx);
+  return WG_OK;
+}
+
 int wg_kernel_get(wg_context *ctx, wg_kernel **out, const wg_spec *spec) {
   if (!ctx || !out || !spec)
     return wg_fail(ctx, WG_EINVAL, "wg_kernel_get: NULL argument");
   *out = NULL;
   /* The table holds specs in canonical form, their texts owned by ctx: a
    * caller's text may be freed after the call, and two spellings of one
-   * expression are one kernel. */
-  wg_spec canonical;
-  int status = wg_spec_has_expr(spec) ? wg_spec_validate(ctx, spec) : WG_OK;
-  if (status == WG_OK) status = wg_spec_canonical(ctx, &canonical, spec);
-  if (status != WG_OK) return status;
-  spec = &canonical;
-  uint64_t hash = spec_hash(spec);
-  wg_kernel *k = table_find(ctx->kernels, spec, hash);
-  if (k) {
-    ctx->stats.memory_hits++;
-    *out = k;
-    wg_errmsg_clear(ctx);
-    return WG_OK;
-  }
-  status = kernel_create(ctx, &k, spec, hash);
-  if (status != WG_OK)
-    return status;
-  *out = k;
-  wg_errmsg_clear(ctx);
-  return WG_OK;
+   * expression are one kernel. A spec seen before resolves without a
+   * parse (spec_expr.c's memo). */
+  wg_spec_facts facts;
+  const int status = wg_spec_facts_get(ctx, spec, &facts);
+  return status != WG_OK ? status : wg_kernel_for(ctx, out, &facts);
 }

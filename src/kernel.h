@@ -23,6 +23,11 @@ struct wg_kernel {
   unsigned default_grid;  /* resident blocks at that size, whole device */
 };
 
+/* wg_kernel_get for a spec already resolved (wg_spec_facts_get): the
+ * kernel of facts->canonical, loaded on the first request. The launchers
+ * call it so that a launch resolves its spec once. */
+int wg_kernel_for(wg_context *ctx, wg_kernel **out, const wg_spec_facts *facts);
+
 /* Unloads every module of ctx and frees its table; ctx->kernels is NULL
  * afterwards. Safe to call more than once. */
 void wg_kernel_table_free(wg_context *ctx);

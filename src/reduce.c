@@ -22,18 +22,19 @@
 /* gridDim.x may not exceed this. */
 #define WG_MAX_GRID 0x7fffffffull
 
-/* The spec of a reduction of `type` with `op`, validated. */
-static int reduce_spec(wg_context *ctx, wg_spec *spec, wg_primitive primitive,
+/* The facts of the spec of a reduction of `type` with `op` (validated). */
+static int reduce_spec(wg_context *ctx, wg_spec_facts *facts, wg_primitive primitive,
                        wg_type type, wg_operator op) {
-  wg_spec_init(spec);
+  wg_spec spec;
+  wg_spec_init(&spec);
   if ((unsigned)type >= WG_TYPE_COUNT)
     return wg_fail(ctx, WG_EINVAL, "type %d is not a warpgen type", (int)type);
   if ((unsigned)op >= WG_OPERATOR_COUNT)
     return wg_fail(ctx, WG_EINVAL, "operator %d is not a warpgen operator", (int)op);
-  spec->primitive = primitive;
-  spec->type = type;
-  spec->op = op;
-  return wg_spec_validate(ctx, spec);
+  spec.primitive = primitive;
+  spec.type = type;
+  spec.op = op;
+  return wg_spec_facts_get(ctx, &spec, facts);
 }
 
 /* What an _ex call adds: one input (this version), the kernel's parameter
@@ -122,19 +123,20 @@ static int launch(wg_context *ctx, const wg_kernel *k, uint64_t grid,
 
 /* The kernel's first argument: the input pointer, or for the element
  * kernel (templates/expr_reduce.cu) the struct of all four. */
-static void *element_inputs(const wg_spec *spec, const uint64_t *inputs,
+static void *element_inputs(const wg_spec_facts *f, const uint64_t *inputs,
                             CUdeviceptr all[WG_MAX_INPUTS], CUdeviceptr *first) {
-  if (!wg_spec_elementwise(spec)) return first;
+  if (!f->elementwise) return first;
   for (int k = 0; k < WG_MAX_INPUTS; k++)
-    all[k] = k == 0 || k < spec->ninputs ? (CUdeviceptr)inputs[k] : 0;
+    all[k] = k == 0 || k < f->canonical.ninputs ? (CUdeviceptr)inputs[k] : 0;
   return all;
 }
 
-/* A reduction of a validated spec; inputs holds its ninputs pointers. */
-static int reduce_array(wg_context *ctx, const wg_spec *specp, const uint64_t *inputs,
+/* A reduction of a valid spec (its facts); inputs holds its ninputs
+ * pointers. */
+static int reduce_array(wg_context *ctx, const wg_spec_facts *f, const uint64_t *inputs,
                         uint64_t n, wg_scalar *kparams, uint64_t out, void *stream) {
   const uint64_t in = inputs[0];
-  const wg_spec spec = *specp;
+  const wg_spec spec = f->canonical;
   const wg_type type = spec.type;
   const wg_operator op = spec.op;
   int status = WG_OK;
@@ -144,12 +146,11 @@ static int reduce_array(wg_context *ctx, const wg_spec *specp, const uint64_t *i
   for (int k = 1; status == WG_OK && k < spec.ninputs; k++)
     status = wg_check_device_buffer(ctx, "input", inputs[k], n, wg_types[spec.inputs[k]].size);
   if (status == WG_OK)
-    status = wg_check_device_buffer(ctx, "output", out, 1,
-                                    wg_types[wg_spec_out_type(&spec)].size);
+    status = wg_check_device_buffer(ctx, "output", out, 1, wg_types[f->out_type].size);
   if (status != WG_OK) return status;
 
   wg_kernel *k = NULL;
-  status = wg_kernel_get(ctx, &k, &spec);
+  status = wg_kernel_for(ctx, &k, f);
   if (status != WG_OK) return status;
   /* Enough blocks for about WG_REDUCE_VECTORS_PER_THREAD vectors a thread,
    * at most what the device holds at once (the blocks loop): the grid
@@ -163,7 +164,7 @@ static int reduce_array(wg_context *ctx, const wg_spec *specp, const uint64_t *i
   CUdeviceptr in_ptr = (CUdeviceptr)in, out_ptr = (CUdeviceptr)out, workspace = 0;
   CUdeviceptr all_inputs[WG_MAX_INPUTS];
   unsigned long long count = (unsigned long long)n;
-  void *params[] = {element_inputs(&spec, inputs, all_inputs, &in_ptr), &count, &out_ptr,
+  void *params[] = {element_inputs(f, inputs, all_inputs, &in_ptr), &count, &out_ptr,
                     kparams, &workspace};
   /* One block folds alone; more share one ticket. */
   return launch(ctx, k, grid, params, &workspace, grid > 1 ? sizeof(unsigned) : 0,
@@ -185,17 +186,18 @@ int wg_reduce_ex(wg_context *ctx, const wg_reduction *reduction, const uint64_t 
   if (!ctx) return WG_EINVAL;
   wg_scalar kparams[WG_MAX_PARAMS];
   int status = reduce_args(ctx, reduction, inputs, ninputs, params, nparams, kparams);
-  wg_spec spec;
+  wg_spec_facts facts;
   if (status == WG_OK)
-    status = reduce_spec(ctx, &spec, WG_REDUCE_ARRAY, reduction->type, reduction->op);
+    status = reduce_spec(ctx, &facts, WG_REDUCE_ARRAY, reduction->type, reduction->op);
   if (status != WG_OK) return status;
-  return reduce_array(ctx, &spec, inputs, n, kparams, out, stream);
+  return reduce_array(ctx, &facts, inputs, n, kparams, out, stream);
 }
 
-static int reduce_rows(wg_context *ctx, const wg_spec *specp, const uint64_t *inputs,
+static int reduce_rows(wg_context *ctx, const wg_spec_facts *f, const uint64_t *inputs,
                        uint64_t rows, uint64_t cols, uint64_t row_stride,
                        wg_scalar *kparams, uint64_t out, void *stream) {
-  wg_spec spec = *specp;
+  wg_spec_facts shaped = *f;
+  wg_spec spec = f->canonical;
   const wg_type type = spec.type;
   const wg_operator op = spec.op;
   const uint64_t in = inputs[0];
@@ -223,13 +225,16 @@ static int reduce_rows(wg_context *ctx, const wg_spec *specp, const uint64_t *in
     status = wg_check_device_buffer(ctx, "input", inputs[k], span,
                                     wg_types[spec.inputs[k]].size);
   if (status == WG_OK) status = wg_check_device_buffer(ctx, "output", out, rows,
-                                    wg_types[wg_spec_out_type(&spec)].size);
+                                    wg_types[f->out_type].size);
   if (status != WG_OK) return status;
 
-  /* The element kernel serves every row length; the others are shaped. */
-  spec.cols = wg_spec_elementwise(&spec) ? 0 : wg_rows_spec_cols(type, cols);
+  /* The element kernel serves every row length; the others are shaped.
+   * cols changes neither validity nor types: the facts stay true. */
+  spec.cols = f->elementwise ? 0 : wg_rows_spec_cols(type, cols);
+  shaped.canonical.cols = spec.cols;
+  shaped.hash = wg_spec_hash(&shaped.canonical);
   wg_kernel *k = NULL;
-  status = wg_kernel_get(ctx, &k, &spec);
+  status = wg_kernel_for(ctx, &k, &shaped);
   if (status != WG_OK) return status;
 
   const wg_rows_shape shape = wg_rows_shape_for(type, spec.cols);
@@ -239,7 +244,7 @@ static int reduce_rows(wg_context *ctx, const wg_spec *specp, const uint64_t *in
   unsigned split = 0;
   const bool packed = shape.pack_rows && (uint64_t)spec.cols == cols &&
                       (rows == 1 || row_stride == cols) && in % 16 == 0;
-  if (wg_spec_elementwise(&spec)) {
+  if (f->elementwise) {
     /* The element kernel: a warp per row, as many blocks as rows need up
      * to what is resident (the warps loop). */
     grid = rows / warps_per_block + (rows % warps_per_block != 0);
@@ -284,8 +289,8 @@ static int reduce_rows(wg_context *ctx, const wg_spec *specp, const uint64_t *in
   CUdeviceptr in_ptr = (CUdeviceptr)in, out_ptr = (CUdeviceptr)out, workspace = 0;
   CUdeviceptr all_inputs[WG_MAX_INPUTS];
   unsigned long long nrows = rows, ncols = cols, stride = row_stride;
-  void *params[] = {element_inputs(&spec, inputs, all_inputs, &in_ptr), &nrows, &ncols, &stride, &out_ptr, &split, kparams,
-                    &workspace};
+  void *params[] = {element_inputs(f, inputs, all_inputs, &in_ptr), &nrows, &ncols,
+                    &stride, &out_ptr, &split, kparams, &workspace};
   /* Only split rows combine through memory: a ticket a row. */
   return launch(ctx, k, grid, params, &workspace,
                 split > 1 ? (size_t)rows * sizeof(unsigned) : 0, stream);
@@ -308,20 +313,21 @@ int wg_reduce_rows_ex(wg_context *ctx, const wg_reduction *reduction,
   if (!ctx) return WG_EINVAL;
   wg_scalar kparams[WG_MAX_PARAMS];
   int status = reduce_args(ctx, reduction, inputs, ninputs, params, nparams, kparams);
-  wg_spec spec;
+  wg_spec_facts facts;
   if (status == WG_OK)
-    status = reduce_spec(ctx, &spec, WG_REDUCE_ROWS, reduction->type, reduction->op);
+    status = reduce_spec(ctx, &facts, WG_REDUCE_ROWS, reduction->type, reduction->op);
   if (status != WG_OK) return status;
-  return reduce_rows(ctx, &spec, inputs, rows, cols, row_stride, kparams, out, stream);
+  return reduce_rows(ctx, &facts, inputs, rows, cols, row_stride, kparams, out, stream);
 }
 
-/* The arguments of a spec call: the spec (validated, of `primitive`), its
- * inputs, and the kernel's parameter block: the spec's own parameters when
- * it declares any, else the operator's (with their defaults). */
-static int spec_args(wg_context *ctx, const wg_spec *spec, wg_primitive primitive,
-                     const uint64_t *inputs, size_t ninputs, const wg_scalar *params,
-                     size_t nparams, wg_scalar kparams[WG_MAX_PARAMS]) {
-  int status = wg_spec_validate(ctx, spec);
+/* The arguments of a spec call: the spec's facts (valid, of `primitive`),
+ * its inputs, and the kernel's parameter block: the spec's own parameters
+ * when it declares any, else the operator's (with their defaults). */
+static int spec_args(wg_context *ctx, wg_spec_facts *facts, const wg_spec *spec,
+                     wg_primitive primitive, const uint64_t *inputs, size_t ninputs,
+                     const wg_scalar *params, size_t nparams,
+                     wg_scalar kparams[WG_MAX_PARAMS]) {
+  int status = wg_spec_facts_get(ctx, spec, facts);
   if (status != WG_OK) return status;
   if (spec->primitive != primitive)
     return wg_fail(ctx, WG_EINVAL, "the spec is a '%s', not a '%s'",
@@ -348,10 +354,11 @@ int wg_reduce_spec(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
                    uint64_t out, void *stream) {
   if (!ctx) return WG_EINVAL;
   wg_scalar kparams[WG_MAX_PARAMS];
-  int status = spec_args(ctx, spec, WG_REDUCE_ARRAY, inputs, ninputs, params, nparams,
-                         kparams);
+  wg_spec_facts facts;
+  int status = spec_args(ctx, &facts, spec, WG_REDUCE_ARRAY, inputs, ninputs, params,
+                         nparams, kparams);
   if (status != WG_OK) return status;
-  return reduce_array(ctx, spec, inputs, n, kparams, out, stream);
+  return reduce_array(ctx, &facts, inputs, n, kparams, out, stream);
 }
 
 int wg_reduce_rows_spec(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
@@ -360,10 +367,11 @@ int wg_reduce_rows_spec(wg_context *ctx, const wg_spec *spec, const uint64_t *in
                         void *stream) {
   if (!ctx) return WG_EINVAL;
   wg_scalar kparams[WG_MAX_PARAMS];
-  int status = spec_args(ctx, spec, WG_REDUCE_ROWS, inputs, ninputs, params, nparams,
-                         kparams);
+  wg_spec_facts facts;
+  int status = spec_args(ctx, &facts, spec, WG_REDUCE_ROWS, inputs, ninputs, params,
+                         nparams, kparams);
   if (status != WG_OK) return status;
-  return reduce_rows(ctx, spec, inputs, rows, cols, row_stride, kparams, out, stream);
+  return reduce_rows(ctx, &facts, inputs, rows, cols, row_stride, kparams, out, stream);
 }
 
 void wg_reduction_init(wg_reduction *reduction) {

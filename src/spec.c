@@ -7,7 +7,7 @@
  * that format(parse(format(s))) == format(s) and an interpreter can use the
  * text as a dictionary key.
  */
-#include "internal.h"
+#include "family.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -60,9 +60,56 @@ static bool variant_is_redux_able(const wg_spec *s, int arch) {
          arch >= 80;
 }
 
+/* The primitives whose family takes `key`, as "a, b" for a message. */
+static void takers_text(char *buf, size_t size, unsigned key) {
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int p = 0; p < WG_PRIMITIVE_COUNT && n < size; p++)
+    if (wg_primitives[p].family->keys & key)
+      n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? ", " : "", wg_primitives[p].name);
+}
+
+/* Every key the family does not take must keep its WG_SPEC_INIT value. */
+static int check_unused_keys(wg_context *ctx, const wg_spec *s, const wg_family *fam) {
+  static const wg_spec init = WG_SPEC_INIT;
+  const struct {
+    unsigned key;
+    const char *name;
+    bool set;
+    long long value;
+  } keys[] = {
+    {WG_KEY_WIDTH, "width", s->width != init.width, s->width},
+    {WG_KEY_LANE, "lane", s->lane != init.lane, s->lane},
+    {WG_KEY_COLS, "cols", s->cols != init.cols, (long long)s->cols},
+    {WG_KEY_BINS, "bins", s->bins != init.bins, (long long)s->bins},
+    {WG_KEY_COUNTS, "counts", s->counts != init.counts, s->counts},
+    {WG_KEY_DETERMINISTIC, "deterministic", s->deterministic != init.deterministic,
+     s->deterministic},
+  };
+  const char *pn = wg_primitives[s->primitive].name;
+  char takers[160];
+  if ((unsigned)s->counts >= WG_TYPE_COUNT)
+    return wg_fail(ctx, WG_ESPEC, "counts: type %d is out of range", (int)s->counts);
+  for (size_t k = 0; k < WG_COUNT_OF(keys); k++) {
+    if (!keys[k].set || (fam->keys & keys[k].key)) continue;
+    takers_text(takers, sizeof takers, keys[k].key);
+    if (keys[k].key == WG_KEY_WIDTH)
+      return wg_fail(ctx, WG_ESPEC, "width: '%s' chooses its own lanes; leave width "
+                     "out (got width=%lld)", pn, keys[k].value);
+    return wg_fail(ctx, WG_ESPEC, "%s: only %s take%s %s (got %s=%lld for '%s')",
+                   keys[k].name, takers, strchr(takers, ',') ? "" : "s", keys[k].name,
+                   keys[k].name, keys[k].value, pn);
+  }
+  if (s->layout != init.layout && !(fam->keys & WG_KEY_LAYOUT))
+    return wg_fail(ctx, WG_ESPEC, "layout: '%s' chooses its own loads; leave layout "
+                   "out (got layout=%s)", pn, wg_layout_names[s->layout]);
+  return WG_OK;
+}
+
 /* Validates with `arch` as the effective architecture (0: not yet known). */
 static int validate(wg_context *ctx, const wg_spec *s, int arch) {
   char allowed[256];
+  int rc;
   if (!s) return wg_fail(ctx, WG_EINVAL, "spec is NULL");
   if (s->version != WG_SPEC_VERSION)
     return wg_fail(ctx, WG_ESPEC, "spec version %d is not supported (expected %d): "
@@ -104,21 +151,9 @@ static int validate(wg_context *ctx, const wg_spec *s, int arch) {
     return wg_fail(ctx, WG_ESPEC, "operator: '%s' exists for reduce-array and "
                    "reduce-rows, not for the warp primitive '%s'", on, pn);
 
-  if (p->is_warp) {
-    if (s->width != 2 && s->width != 4 && s->width != 8 && s->width != 16 &&
-        s->width != 32)
-      return wg_fail(ctx, WG_ESPEC,
-                     "width: %d is not allowed; a logical warp has 2, 4, 8, 16 "
-                     "or 32 lanes", s->width);
-  } else if (s->width != 32) {
-    return wg_fail(ctx, WG_ESPEC,
-                   "width: '%s' chooses its own lanes per row; leave width out "
-                   "(got width=%d)", pn, s->width);
-  } else if (s->layout != WG_LAYOUT_VEC) {
-    return wg_fail(ctx, WG_ESPEC,
-                   "layout: '%s' chooses its own loads; leave layout out (got "
-                   "layout=%s)", pn, wg_layout_names[s->layout]);
-  }
+  const wg_family *fam = p->family;
+  rc = check_unused_keys(ctx, s, fam);
+  if (rc) return rc;
 
   if (!(p->variants & (1u << s->variant))) {
     names_text(allowed, sizeof allowed, variant_at, WG_VARIANT_COUNT, p->variants);
@@ -137,27 +172,12 @@ static int validate(wg_context *ctx, const wg_spec *s, int arch) {
                      arch);
   }
 
-  if (s->primitive == WG_BROADCAST) {
-    if (s->lane < 0 || s->lane >= s->width)
-      return wg_fail(ctx, WG_ESPEC, "lane: %d is outside the group; broadcast takes "
-                     "a source lane from 0 to %d", s->lane, s->width - 1);
-  } else if (s->lane != 0) {
-    return wg_fail(ctx, WG_ESPEC, "lane: only broadcast takes a lane (got lane=%d "
-                   "for '%s')", s->lane, pn);
-  }
-  if (s->primitive == WG_REDUCE_ROWS) {
-    if (s->cols < 0)
-      return wg_fail(ctx, WG_ESPEC, "cols: %" PRId64 " is negative", s->cols);
-  } else if (s->cols != 0) {
-    return wg_fail(ctx, WG_ESPEC, "cols: only reduce-rows takes cols (got cols=%"
-                   PRId64 " for '%s')", s->cols, pn);
-  }
-
   /* Whether NVRTC compiles for s->arch is asked when compiling (compile.c):
    * asking here would load NVRTC in processes the disk cache serves. */
   if (s->arch < 0 || s->arch > 10000)
     return wg_fail(ctx, WG_ESPEC, "arch: %d is not an architecture like 90 "
                    "(sm_90)", s->arch);
+  if (fam->validate && (rc = fam->validate(ctx, s, arch))) return rc;
   return wg_spec_expr_validate(ctx, s);
 }
 
@@ -213,6 +233,8 @@ wg_spec wg_spec_concrete(const wg_spec *spec, int device_arch) {
   if (c.variant == WG_VARIANT_AUTO) c.variant = auto_variant(&c, c.arch);
   /* The shared-memory tree is the baseline, kept one element a lane. */
   if (c.variant == WG_VARIANT_SMEM) c.layout = WG_LAYOUT_LANE;
+  const wg_family *fam = wg_family_of(c.primitive);
+  if (fam->concrete) fam->concrete(&c);
   return c;
 }
 
@@ -237,12 +259,7 @@ int wg_spec_format(char *buf, size_t size, const wg_spec *s) {
   wg_buf_printf(&text, "%s %s", p->name, wg_types[s->type].name);
   if (s->op != WG_OP_NONE) wg_buf_printf(&text, " %s", wg_operators[s->op].name);
   rc = wg_spec_expr_format(&text, s);
-  if (p->is_warp)
-    wg_buf_printf(&text, " width=%d variant=%s", s->width, wg_variant_names[s->variant]);
-  if (s->layout != WG_LAYOUT_VEC)
-    wg_buf_printf(&text, " layout=%s", wg_layout_names[s->layout]);
-  if (s->primitive == WG_BROADCAST) wg_buf_printf(&text, " lane=%d", s->lane);
-  if (s->primitive == WG_REDUCE_ROWS) wg_buf_printf(&text, " cols=%" PRId64, s->cols);
+  if (p->family->format_keys) p->family->format_keys(&text, s);
   if (s->arch) wg_buf_printf(&text, " arch=sm_%d", s->arch);
   if (!rc && text.failed) rc = WG_ENOMEM;
   if (rc) {
@@ -283,23 +300,26 @@ static bool parse_int(const char *v, size_t len, int64_t lo, int64_t hi, int64_t
 
 static int parse_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
                      const char *val, size_t vlen, unsigned *seen) {
+  /* The simple keys, then (from FIRST_EXPR_KEY) the expression keys. */
   static const char *const keys[] = {"width", "variant", "arch", "lane", "cols",
-                                     "layout", "map", "combine", "identity", "final",
+                                     "layout", "bins", "counts", "deterministic",
+                                     "map", "combine", "identity", "final",
                                      "inputs", "params"};
+  enum { FIRST_EXPR_KEY = 9 };
   int k = -1;
   for (int i = 0; i < (int)WG_COUNT_OF(keys); i++)
     if (strlen(keys[i]) == klen && memcmp(keys[i], key, klen) == 0) k = i;
   if (k < 0)
     return wg_fail(ctx, WG_ESPEC, "unknown key '%s'; keys are width, variant, "
-                   "layout, arch, lane, cols, map, combine, identity, final, inputs, "
-                   "params", QUOTED_N(key, klen));
+                   "layout, arch, lane, cols, bins, counts, deterministic, map, "
+                   "combine, identity, final, inputs, params", QUOTED_N(key, klen));
   if (*seen & (1u << k))
     return wg_fail(ctx, WG_ESPEC, "key '%s' given twice", keys[k]);
   *seen |= 1u << k;
-  if (k < 6 && memchr(val, '"', vlen))
+  if (k < FIRST_EXPR_KEY && memchr(val, '"', vlen))
     return wg_fail(ctx, WG_ESPEC, "%s: only map, combine, identity and final take "
                    "quoted values", keys[k]);
-  if (k >= 6) { /* the expression keys (spec_expr.c) */
+  if (k >= FIRST_EXPR_KEY) { /* the expression keys (spec_expr.c) */
     if (!ctx)
       return wg_fail(ctx, WG_EINVAL, "%s: a spec with expressions needs a context "
                      "(it owns their text)", keys[k]);
@@ -337,12 +357,30 @@ static int parse_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
                      QUOTED_N(val, vlen));
     s->cols = x;
     return WG_OK;
-  default: { /* layout */
+  case 5: {
     int v, rc = parse_name(ctx, &v, "layout", "layouts", val, vlen, layout_at,
                            WG_LAYOUT_COUNT);
     if (!rc) s->layout = (wg_layout)v;
     return rc;
   }
+  case 6:
+    if (!parse_int(val, vlen, 0, INT64_MAX, &x))
+      return wg_fail(ctx, WG_ESPEC, "bins: '%s' is not a non-negative number",
+                     QUOTED_N(val, vlen));
+    s->bins = x;
+    return WG_OK;
+  case 7: {
+    int v, rc = parse_name(ctx, &v, "counts", "types", val, vlen, type_at,
+                           WG_TYPE_COUNT);
+    if (!rc) s->counts = (wg_type)v;
+    return rc;
+  }
+  default: /* deterministic */
+    if (!parse_int(val, vlen, 0, 1, &x))
+      return wg_fail(ctx, WG_ESPEC, "deterministic: '%s' is neither 0 nor 1",
+                     QUOTED_N(val, vlen));
+    s->deterministic = (int)x;
+    return WG_OK;
   }
 }
 

@@ -9,6 +9,10 @@
  * The canonical form of an expression is the text expr.c prints from its
  * tree, so equal expressions share spec text, kernel and cache entry, and
  * nothing the user typed reaches generated source except through a tree.
+ *
+ * Parsing is the costly part of a launch, so what a valid spec resolves to
+ * (canonical form, types, kernel family) is worked out once per context
+ * and looked up after that (wg_spec_facts_get, at the end).
  */
 #include "expr.h"
 
@@ -134,9 +138,9 @@ bool wg_spec_elementwise(const wg_spec *s) {
 int wg_spec_expr_validate(wg_context *ctx, const wg_spec *s) {
   if (!wg_spec_has_expr(s)) return WG_OK;
   const char *pn = wg_primitives[s->primitive].name;
-  if (s->primitive != WG_REDUCE_ARRAY && s->primitive != WG_REDUCE_ROWS)
-    return wg_fail(ctx, WG_ESPEC, "'%s' takes no expressions, inputs or params: only "
-                   "reduce-array and reduce-rows do", pn);
+  if (!wg_primitives[s->primitive].takes_expr)
+    return wg_fail(ctx, WG_ESPEC, "'%s' takes no expressions, inputs or params",
+                   pn);
   if (s->ninputs > WG_MAX_INPUTS)
     return wg_fail(ctx, WG_ESPEC, "inputs: %d inputs; at most %d (x y z w)", s->ninputs,
                    WG_MAX_INPUTS);
@@ -311,4 +315,149 @@ int wg_spec_expr_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
     return WG_OK;
   }
   return -1; /* not an expression key */
+}
+
+/* --- facts, worked out once per context --------------------------------- */
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdull;
+}
+
+uint64_t wg_spec_hash(const wg_spec *s) {
+  uint64_t h = 0x8a5cd789635d2dffull;
+  const int64_t fields[] = {s->version, s->primitive, s->type, s->op,  s->width,
+                            s->variant, s->arch,      s->lane, s->cols, s->layout,
+                            s->ninputs, s->nparams,   s->bins, s->counts,
+                            s->deterministic};
+  for (size_t f = 0; f < WG_COUNT_OF(fields); f++) h = mix(h, (uint64_t)fields[f]);
+  for (int k = 0; k < (int)WG_COUNT_OF(expr_keys); k++) {
+    h = mix(h, (uint64_t)k); /* map="x" and final="x" differ */
+    for (const char *c = expr_text(s, k); c && *c; c++) h = mix(h, (unsigned char)*c);
+  }
+  for (int k = 0; k < WG_MAX_INPUTS; k++) h = mix(h, (uint64_t)s->inputs[k]);
+  for (int k = 0; k < WG_MAX_PARAMS; k++) h = mix(h, (uint64_t)s->params[k]);
+  return h ^ (h >> 29);
+}
+
+static bool same_text(const char *a, const char *b) {
+  return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+bool wg_spec_same(const wg_spec *a, const wg_spec *b) {
+  if (a->version != b->version || a->primitive != b->primitive || a->type != b->type ||
+      a->op != b->op || a->width != b->width || a->variant != b->variant ||
+      a->arch != b->arch || a->lane != b->lane || a->cols != b->cols ||
+      a->layout != b->layout || a->ninputs != b->ninputs || a->nparams != b->nparams ||
+      a->bins != b->bins || a->counts != b->counts || a->deterministic != b->deterministic ||
+      memcmp(a->inputs, b->inputs, sizeof a->inputs) != 0 ||
+      memcmp(a->params, b->params, sizeof a->params) != 0)
+    return false;
+  for (int k = 0; k < (int)WG_COUNT_OF(expr_keys); k++)
+    if (!same_text(expr_text(a, k), expr_text(b, k))) return false;
+  return true;
+}
+
+/* The memo: chains in a power-of-two bucket array, kept at most one entry a
+ * bucket. Only valid specs enter, so it grows with the specs a program
+ * really uses. */
+typedef struct memo_entry {
+  struct memo_entry *next;
+  uint64_t hash; /* of key */
+  wg_spec key;   /* the spec as asked, its texts interned in the context */
+  wg_spec_facts facts;
+} memo_entry;
+
+struct wg_spec_memo {
+  memo_entry **buckets;
+  size_t capacity, count;
+};
+
+void wg_spec_memo_free(wg_context *ctx) {
+  struct wg_spec_memo *m = ctx->spec_memo;
+  if (!m) return;
+  for (size_t b = 0; b < m->capacity; b++)
+    for (memo_entry *e = m->buckets[b], *next; e; e = next) {
+      next = e->next;
+      free(e);
+    }
+  free(m->buckets);
+  free(m);
+  ctx->spec_memo = NULL;
+}
+
+/* Room for one more entry; false when out of memory (the caller then just
+ * does not remember). */
+static bool memo_reserve(wg_context *ctx) {
+  struct wg_spec_memo *m = ctx->spec_memo;
+  if (!m && !(m = ctx->spec_memo = calloc(1, sizeof *m))) return false;
+  if (m->count < m->capacity) return true;
+  const size_t capacity = m->capacity ? m->capacity * 2 : 16;
+  memo_entry **buckets = calloc(capacity, sizeof *buckets);
+  if (!buckets) return false;
+  for (size_t b = 0; b < m->capacity; b++)
+    for (memo_entry *e = m->buckets[b], *next; e; e = next) {
+      next = e->next;
+      e->next = buckets[e->hash & (capacity - 1)];
+      buckets[e->hash & (capacity - 1)] = e;
+    }
+  free(m->buckets);
+  m->buckets = buckets;
+  m->capacity = capacity;
+  return true;
+}
+
+/* The facts of a valid spec, worked out from scratch. */
+static int facts_of(wg_context *ctx, const wg_spec *s, wg_spec_facts *out) {
+  int rc = wg_spec_canonical(ctx, &out->canonical, s);
+  if (rc) return rc;
+  out->hash = wg_spec_hash(&out->canonical);
+  out->value_type = wg_spec_value_type(s);
+  out->out_type = wg_spec_out_type(s);
+  out->elementwise = wg_spec_has_expr(s) && wg_spec_elementwise(s);
+  return WG_OK;
+}
+
+int wg_spec_facts_get(wg_context *ctx, const wg_spec *spec, wg_spec_facts *out) {
+  if (!ctx || !spec || !out) return wg_fail(ctx, WG_EINVAL, "wg_spec_facts_get: NULL argument");
+  /* Without expressions validating is a few compares and nothing parses:
+   * nothing is worth remembering. */
+  if (!wg_spec_has_expr(spec)) {
+    const int rc = wg_spec_validate(ctx, spec);
+    return rc ? rc : facts_of(ctx, spec, out);
+  }
+  const uint64_t hash = wg_spec_hash(spec);
+  const struct wg_spec_memo *m = ctx->spec_memo;
+  if (m && m->capacity)
+    for (const memo_entry *e = m->buckets[hash & (m->capacity - 1)]; e; e = e->next)
+      if (e->hash == hash && wg_spec_same(&e->key, spec)) {
+        *out = e->facts;
+        return WG_OK;
+      }
+  int rc = wg_spec_validate(ctx, spec);
+  if (!rc) rc = facts_of(ctx, spec, out);
+  if (rc) return rc;
+  /* Remember it under the spec as asked, its texts copied: the caller's
+   * may be freed or reused after the call. Out of memory here only means
+   * the next call works the facts out again. */
+  memo_entry *e = memo_reserve(ctx) ? malloc(sizeof *e) : NULL;
+  if (!e) return WG_OK;
+  e->key = *spec;
+  for (int k = 0; k < (int)WG_COUNT_OF(expr_keys); k++) {
+    const char *text = expr_text(spec, k);
+    const char *copy = text ? wg_intern(ctx, text, strlen(text)) : NULL;
+    if (text && !copy) {
+      free(e);
+      wg_errmsg_clear(ctx);
+      return WG_OK;
+    }
+    set_expr_text(&e->key, k, copy);
+  }
+  e->hash = hash;
+  e->facts = *out;
+  struct wg_spec_memo *w = ctx->spec_memo;
+  e->next = w->buckets[hash & (w->capacity - 1)];
+  w->buckets[hash & (w->capacity - 1)] = e;
+  w->count++;
+  return WG_OK;
 }

@@ -4,7 +4,7 @@
  * Adding a type or an operator is adding a row here; codegen and the spec
  * validator read these rows and never switch on a particular type.
  */
-#include "internal.h"
+#include "family.h"
 
 #define INF_F "__int_as_float(0x7f800000)"
 #define INF_D "__longlong_as_double(0x7ff0000000000000LL)"
@@ -67,15 +67,37 @@ const wg_type_info wg_types[WG_TYPE_COUNT] = {
 /* argmin/argmax: b replaces a when b is a NaN and a is not (NaN wins, as in
  * PyTorch), when b is better, or on a tie (two NaNs, equal values) when b
  * comes first. Ties decided by index make the combine associative and
- * commutative: any fold order gives the first index. */
+ * commutative: any fold order gives the first index. A merge runs about
+ * once an element, so it decides with predicates and selects (& and |,
+ * which need no branch, not && and ||); b_better is false when either
+ * side is a NaN. */
 static const char arg_defs[] =
     "static __device__ __forceinline__ wg_acc wg_arg_pick(wg_acc a, wg_acc b,\n"
     "    bool b_better) {\n"
     "  const bool a_nan = a.v != a.v, b_nan = b.v != b.v;\n"
-    "  if (a_nan != b_nan) return b_nan ? b : a;\n"
-    "  if (!a_nan && b_better) return b;\n"
     "  const bool tie = a_nan || a.v == b.v;\n"
-    "  return tie && b.i < a.i ? b : a;\n"
+    "  const bool take_b = (b_nan & !a_nan) | ((a_nan == b_nan) & (b_better | (tie & (b.i < a.i))));\n"
+    "  wg_acc r;\n"
+    "  r.v = take_b ? b.v : a.v;\n"
+    "  r.i = take_b ? b.i : a.i;\n"
+    "  return r;\n"
+    "}\n";
+
+/* logsumexp: (max, sum of exp(x - max)), merged online: one exp a merge
+ * and no branch (a merge runs about once an element). The side with the
+ * greater max keeps it; the other's sum is scaled by exp(lo - hi). When
+ * lo - hi is NaN (both maxima the same infinity) fmax makes it -inf and
+ * the scale exp(-inf) = 0, as for the identity's -inf: the greater side
+ * is kept. A NaN max wins: a's by the compare, b's by the last select. */
+static const char lse_defs[] =
+    "static __device__ __forceinline__ float wg_lse_exp(float d) { return __expf(d); }\n"
+    "static __device__ __forceinline__ double wg_lse_exp(double d) { return exp(d); }\n"
+    "static __device__ __forceinline__ wg_acc wg_lse_merge(wg_acc a, wg_acc b) {\n"
+    "  const bool b_hi = a.m < b.m;\n"
+    "  const ${value} hm = b_hi ? b.m : a.m, lm = b_hi ? a.m : b.m;\n"
+    "  const ${value} hs = b_hi ? b.s : a.s, ls = b_hi ? a.s : b.s;\n"
+    "  wg_acc r = {b.m != b.m ? b.m : hm, hs + ls * wg_lse_exp(fmax(lm - hm, ${lowest}))};\n"
+    "  return r;\n"
     "}\n";
 
 /* mean/var/std: (count, mean, M2) merged as Chan et al.; the counts are
@@ -83,14 +105,22 @@ static const char arg_defs[] =
  * an element's M2 is v - v (0, or NaN for inf and NaN), and a merge whose
  * means differ by an infinity gives NaN. */
 static const char welford_defs[] =
+    "static __device__ __forceinline__ float wg_ratio(float a, float b) { return __fdividef(a, b); }\n"
+    "static __device__ __forceinline__ double wg_ratio(double a, double b) { return a / b; }\n"
     "static __device__ __forceinline__ wg_acc wg_welford_merge(wg_acc a, wg_acc b) {\n"
     "  if (b.n == 0) return a;\n"
     "  if (a.n == 0) return b;\n"
     "  wg_acc r;\n"
     "  r.n = a.n + b.n;\n"
-    "  const ${value} d = b.mean - a.mean, wb = (${value})b.n / (${value})r.n;\n"
-    "  r.mean = a.mean + d * wb;\n"
-    "  r.m2 = a.m2 + b.m2 + d * d * ((${value})a.n * wb);\n"
+    "  const ${value} d = b.mean - a.mean;\n"
+    "  if (a.n == b.n) { /* the kernels' trees: equal counts, no division */\n"
+    "    r.mean = a.mean + d * (${value})0.5;\n"
+    "    r.m2 = a.m2 + b.m2 + d * d * ((${value})a.n * (${value})0.5);\n"
+    "  } else {\n"
+    "    const ${value} wb = wg_ratio((${value})b.n, (${value})r.n);\n"
+    "    r.mean = a.mean + d * wb;\n"
+    "    r.m2 = a.m2 + b.m2 + d * d * ((${value})a.n * wb);\n"
+    "  }\n"
     "  if (d - d != d - d) r.m2 = d - d; /* an infinity met another: NaN */\n"
     "  return r;\n"
     "}\n"
@@ -99,17 +129,6 @@ static const char welford_defs[] =
     "    const wg_params &p) {\n"
     "  const ${value} n = (${value})r.n, c = (${value})p.p[0].f64;\n"
     "  return r.m2 / (n > c ? n - c : (${value})0);\n"
-    "}\n";
-
-/* logsumexp: (max, sum of exp(x - max)), merged online. A NaN spreads; an
- * infinite max (or the identity's -inf on the other side) keeps its side. */
-static const char lse_defs[] =
-    "static __device__ __forceinline__ wg_acc wg_lse_merge(wg_acc a, wg_acc b) {\n"
-    "  if (a.m != a.m || b.m != b.m) { wg_acc r = {a.m + b.m, (${value})1}; return r; }\n"
-    "  const wg_acc hi = a.m < b.m ? b : a, lo = a.m < b.m ? a : b;\n"
-    "  if (lo.m == ${lowest} || hi.m == ${highest}) return hi;\n"
-    "  wg_acc r = {hi.m, hi.s + lo.s * exp(lo.m - hi.m)};\n"
-    "  return r;\n"
     "}\n";
 
 /* var and std: PyTorch's default correction (Bessel's). */
@@ -204,24 +223,33 @@ wg_type wg_operator_out_type(wg_operator op, wg_type type) {
 
 const wg_primitive_info wg_primitives[WG_PRIMITIVE_COUNT] = {
   [WG_REDUCE] = {"reduce", true, false, true,
-                 V(AUTO) | V(DOWN) | V(XOR) | V(IDX) | V(REDUX) | V(SMEM)},
+                 V(AUTO) | V(DOWN) | V(XOR) | V(IDX) | V(REDUX) | V(SMEM),
+                 &wg_family_warp, false},
   [WG_ALLREDUCE] = {"allreduce", true, false, true,
-                    V(AUTO) | V(DOWN) | V(XOR) | V(IDX) | V(REDUX) | V(SMEM)},
-  [WG_SCAN] = {"scan", true, false, true, V(AUTO) | V(UP) | V(IDX) | V(SMEM)},
-  [WG_EXSCAN] = {"exscan", true, false, true,
-                 V(AUTO) | V(UP) | V(IDX) | V(SMEM)},
-  [WG_BROADCAST] = {"broadcast", false, false, true,
-                    V(AUTO) | V(IDX) | V(SMEM)},
-  [WG_BALLOT] = {"ballot", false, true, true, V(AUTO) | V(VOTE)},
-  [WG_ANY] = {"any", false, true, true, V(AUTO) | V(VOTE)},
-  [WG_ALL] = {"all", false, true, true, V(AUTO) | V(VOTE)},
-  [WG_MATCH] = {"match", false, true, true, V(AUTO) | V(VOTE)},
-  [WG_REDUCE_ARRAY] = {"reduce-array", true, false, false, V(AUTO)},
-  [WG_REDUCE_ROWS] = {"reduce-rows", true, false, false, V(AUTO)},
-  [WG_SOFTMAX_ROWS] = {"softmax-rows", false, false, false, V(AUTO)},
-  [WG_LOG_SOFTMAX_ROWS] = {"log-softmax-rows", false, false, false, V(AUTO)},
-  [WG_LAYERNORM_ROWS] = {"layernorm-rows", false, false, false, V(AUTO)},
-  [WG_RMSNORM_ROWS] = {"rmsnorm-rows", false, false, false, V(AUTO)},
+                    V(AUTO) | V(DOWN) | V(XOR) | V(IDX) | V(REDUX) | V(SMEM),
+                    &wg_family_warp, false},
+  [WG_SCAN] = {"scan", true, false, true, V(AUTO) | V(UP) | V(IDX) | V(SMEM),
+               &wg_family_warp, false},
+  [WG_EXSCAN] = {"exscan", true, false, true, V(AUTO) | V(UP) | V(IDX) | V(SMEM),
+                 &wg_family_warp, false},
+  [WG_BROADCAST] = {"broadcast", false, false, true, V(AUTO) | V(IDX) | V(SMEM),
+                    &wg_family_warp, false},
+  [WG_BALLOT] = {"ballot", false, true, true, V(AUTO) | V(VOTE), &wg_family_warp, false},
+  [WG_ANY] = {"any", false, true, true, V(AUTO) | V(VOTE), &wg_family_warp, false},
+  [WG_ALL] = {"all", false, true, true, V(AUTO) | V(VOTE), &wg_family_warp, false},
+  [WG_MATCH] = {"match", false, true, true, V(AUTO) | V(VOTE), &wg_family_warp, false},
+  [WG_REDUCE_ARRAY] = {"reduce-array", true, false, false, V(AUTO),
+                       &wg_family_reduce_array, true},
+  [WG_REDUCE_ROWS] = {"reduce-rows", true, false, false, V(AUTO),
+                      &wg_family_reduce_rows, true},
+  [WG_SOFTMAX_ROWS] = {"softmax-rows", false, false, false, V(AUTO), &wg_family_rownorm,
+                       false},
+  [WG_LOG_SOFTMAX_ROWS] = {"log-softmax-rows", false, false, false, V(AUTO),
+                           &wg_family_rownorm, false},
+  [WG_LAYERNORM_ROWS] = {"layernorm-rows", false, false, false, V(AUTO), &wg_family_rownorm,
+                         false},
+  [WG_RMSNORM_ROWS] = {"rmsnorm-rows", false, false, false, V(AUTO), &wg_family_rownorm,
+                       false},
 };
 
 const char *const wg_variant_names[WG_VARIANT_COUNT] = {

@@ -186,11 +186,27 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
       }
 #pragma unroll
       for (int k = 0; k < R; k++) {
+        if (first + lane + (unsigned)((V - 1) * G) < part[k].vectors) {
+          /* Every vector of the pass is there (the row lengths this shape
+           * was made for): a pairwise tree, whose merges see equal counts,
+           * then one merge into acc, as in the array kernel. */
+          wg_acc t[V];
 #pragma unroll
-        for (int m = 0; m < V; m++) {
-          const unsigned i = first + lane + (unsigned)(m * G);
-          if (i < part[k].vectors)
-            acc[k] = wg_combine(acc[k], wg_fold16(x[k][m], (long long)(part[k].head + i * WG_VEC)));
+          for (int m = 0; m < V; m++)
+            t[m] = wg_fold16(x[k][m],
+                             (long long)(part[k].head + (first + lane + (unsigned)(m * G)) * WG_VEC));
+#pragma unroll
+          for (int w = 1; w < V; w *= 2)
+#pragma unroll
+            for (int j = 0; j + w < V; j += 2 * w) t[j] = wg_combine(t[j], t[j + w]);
+          acc[k] = wg_combine(acc[k], t[0]);
+        } else {
+#pragma unroll
+          for (int m = 0; m < V; m++) {
+            const unsigned i = first + lane + (unsigned)(m * G);
+            if (i < part[k].vectors)
+              acc[k] = wg_combine(acc[k], wg_fold16(x[k][m], (long long)(part[k].head + i * WG_VEC)));
+          }
         }
         if (first == 0) {
 #pragma unroll

@@ -40,11 +40,9 @@
 #define GUARD_BYTES 256
 #define MB (1024ull * 1024ull)
 
-/* Every operator of the array and row reductions. */
-static const wg_operator all_ops[] = {
-    WG_OP_SUM,    WG_OP_PROD, WG_OP_MIN,  WG_OP_MAX,   WG_OP_AND,     WG_OP_OR,
-    WG_OP_XOR,    WG_OP_ARGMIN, WG_OP_ARGMAX, WG_OP_MEAN, WG_OP_VAR, WG_OP_STD,
-    WG_OP_NORM1,  WG_OP_NORM2, WG_OP_NORMINF, WG_OP_LOGSUMEXP, WG_OP_COUNT_NONZERO};
+/* Every operator of the array and row reductions: all of the table's rows,
+ * so that a new operator row is tested without touching this file. */
+#define FOR_EACH_OP(op) for (wg_operator op = WG_OP_SUM; op < WG_OPERATOR_COUNT; op++)
 
 /* Row lengths: every shape and the edges between them, for 2- to 8-byte
  * elements, up to 100 000. */
@@ -205,10 +203,9 @@ START_TEST(array_every_type_and_operator) {
   const uint64_t most = 5000011 + 8;
   buffers b;
   buffers_make(ctx, &b, most * wg_types[t].size, 64);
-  for (size_t o = 0; o < WG_COUNT_OF(all_ops); o++) {
-    const wg_operator op = all_ops[o];
+  FOR_EACH_OP(op) {
     if (!pair_valid(t, op)) continue;
-    fill_input(ctx, &b, t, op, most, wg_test_seed() + 31 * _i + o);
+    fill_input(ctx, &b, t, op, most, wg_test_seed() + 31 * _i + (op - WG_OP_SUM));
     for (size_t s = 0; s < WG_COUNT_OF(sizes); s++)
       for (uint64_t offset = 0; offset < 4; offset += 3) {
         if (!prod_fits(t, op, sizes[s])) continue;
@@ -393,10 +390,10 @@ END_TEST
 
 START_TEST(rows_every_type_and_operator) {
   const wg_type t = (wg_type)_i;
-  for (size_t o = 0; o < WG_COUNT_OF(all_ops); o++) {
-    if (!pair_valid(t, all_ops[o])) continue;
-    const pair p = {t, all_ops[o]};
-    rows_case(&p, few_cols, WG_COUNT_OF(few_cols), wg_test_seed() + 2000 + 31 * _i + o);
+  FOR_EACH_OP(op) {
+    if (!pair_valid(t, op)) continue;
+    const pair p = {t, op};
+    rows_case(&p, few_cols, WG_COUNT_OF(few_cols), wg_test_seed() + 2000 + 31 * _i + (op - WG_OP_SUM));
   }
 }
 END_TEST
@@ -994,15 +991,15 @@ static void print_spec(wg_primitive prim, wg_type t, wg_operator op, int64_t col
 
 static void print_specs(void) {
   for (int t = 0; t < WG_TYPE_COUNT; t++)
-    for (size_t o = 0; o < WG_COUNT_OF(all_ops); o++) {
-      if (!pair_valid((wg_type)t, all_ops[o])) continue;
-      print_spec(WG_REDUCE_ARRAY, (wg_type)t, all_ops[o], 0);
+    FOR_EACH_OP(op) {
+      if (!pair_valid((wg_type)t, op)) continue;
+      print_spec(WG_REDUCE_ARRAY, (wg_type)t, op, 0);
       for (size_t c = 0; c < WG_COUNT_OF(few_cols); c++)
-        print_spec(WG_REDUCE_ROWS, (wg_type)t, all_ops[o],
+        print_spec(WG_REDUCE_ROWS, (wg_type)t, op,
                    wg_rows_spec_cols((wg_type)t, few_cols[c]));
       /* operators_nan_ties_params_empty's rows */
-      print_spec(WG_REDUCE_ROWS, (wg_type)t, all_ops[o], wg_rows_spec_cols((wg_type)t, 1500));
-      print_spec(WG_REDUCE_ROWS, (wg_type)t, all_ops[o], wg_rows_spec_cols((wg_type)t, 0));
+      print_spec(WG_REDUCE_ROWS, (wg_type)t, op, wg_rows_spec_cols((wg_type)t, 1500));
+      print_spec(WG_REDUCE_ROWS, (wg_type)t, op, wg_rows_spec_cols((wg_type)t, 0));
     }
   for (size_t p = 0; p < WG_COUNT_OF(sweep_pairs); p++)
     for (size_t c = 0; c < WG_COUNT_OF(sweep_cols); c++)
@@ -1079,27 +1076,31 @@ START_TEST(expressions_map_combine_final_params) {
       }
     }
   }
-  /* Two inputs (y is x one element on: misaligned against x), n and a
-   * parameter in the map: the element kernel, arrays and rows. */
+  /* Two inputs, n and a parameter in the map: the element kernel, arrays
+   * and rows. y is x some elements on: 1 (not 16-byte aligned where x is:
+   * the scalar loop), 4 (aligned: 16-byte chunks of both), and both one
+   * element off x's 16-byte boundary (chunks after a scalar head). */
   wg_spec two;
   OK(ctx, wg_spec_parse(ctx, &two, "reduce-array i32 sum map=\"x * y + p0 * i32(i % 5) + "
                         "i32(n)\" inputs=i32,i32 params=i32"));
-  for (size_t k = 0; k < WG_COUNT_OF(sizes); k++) {
-    const uint64_t n = sizes[k] < most ? sizes[k] : most - 1;
-    const uint64_t ins[2] = {b.dev_in, b.dev_in + 4};
+  static const uint64_t offsets[][2] = {{0, 1}, {0, 4}, {1, 5}}; /* of x, y */
+  for (size_t k = 0; k < WG_COUNT_OF(sizes) * WG_COUNT_OF(offsets); k++) {
+    const uint64_t xo = offsets[k % 3][0], yo = offsets[k % 3][1];
+    const uint64_t n = sizes[k / 3] < most - 5 ? sizes[k / 3] : most - 5;
+    const uint64_t ins[2] = {b.dev_in + 4 * xo, b.dev_in + 4 * yo};
     wg_scalar p0 = {0};
     p0.i32 = (int32_t)(k * 7919 + 3);
     uint32_t want = 0;
     for (uint64_t i = 0; i < n; i++)
-      want += (uint32_t)x[i] * (uint32_t)x[i + 1] + (uint32_t)p0.i32 * (uint32_t)(i % 5) +
-              (uint32_t)n;
+      want += (uint32_t)x[xo + i] * (uint32_t)x[yo + i] +
+              (uint32_t)p0.i32 * (uint32_t)(i % 5) + (uint32_t)n;
     int32_t got32;
     OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 8 + GUARD_BYTES, NULL));
     OK(ctx, wg_reduce_spec(ctx, &two, ins, 2, n, &p0, 1, b.dev_out, NULL));
     read_outputs(ctx, &b, WG_I32, 1, "two inputs");
     memcpy(&got32, b.host_out, 4);
-    ck_assert_msg((uint32_t)got32 == want, "two inputs n=%" PRIu64 ": %d, want %d", n, got32,
-                  (int32_t)want);
+    ck_assert_msg((uint32_t)got32 == want, "two inputs n=%" PRIu64 " at +%" PRIu64 ", +%"
+                  PRIu64 ": %d, want %d", n, xo, yo, got32, (int32_t)want);
     wg_spec rs = two;
     rs.primitive = WG_REDUCE_ROWS;
     for (uint64_t cols = 1; cols <= 70 && n; cols += 23) {
@@ -1113,8 +1114,8 @@ START_TEST(expressions_map_combine_final_params) {
         uint32_t w = 0;
         for (uint64_t j = 0; j < cols; j++) {
           const uint64_t at = r * stride + j;
-          w += (uint32_t)x[at] * (uint32_t)x[at + 1] + (uint32_t)p0.i32 * (uint32_t)(j % 5) +
-               (uint32_t)cols;
+          w += (uint32_t)x[xo + at] * (uint32_t)x[yo + at] +
+               (uint32_t)p0.i32 * (uint32_t)(j % 5) + (uint32_t)cols;
         }
         memcpy(&got32, (char *)b.host_out + r * 4, 4);
         ck_assert_msg((uint32_t)got32 == w, "rows two inputs row %" PRIu64 " cols %" PRIu64,
@@ -1144,6 +1145,66 @@ START_TEST(expressions_map_combine_final_params) {
   OK(ctx, wg_cache_stats_get(ctx, &after));
   ck_assert_uint_eq(after.compiles + after.disk_hits - before.compiles - before.disk_hits, 1);
   ck_assert_uint_eq(after.memory_hits - before.memory_hits, 99);
+  buffers_free(ctx, &b);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
+/* The map reductions of bench/expr_peers.py in f32 against a float64 sum,
+ * within the oracle's bound for a sum of n terms (wg_oracle_growth) of the
+ * terms' magnitudes: sum of x*x, dot(x, y), sum of (x-y)^2 (the element
+ * kernel, y aligned with x and not) and max of abs(x) (exact). The
+ * built-in operators of the benchmark (mean, var, argmax, logsumexp, norm2,
+ * norminf) are array_every_type_and_operator's. */
+START_TEST(expressions_of_the_benchmark) {
+  wg_context *ctx = new_context();
+  static const uint64_t sizes[] = {1, 3, 4, 5, 15, 16, 17, 1023, 1025, 65537, 1000003};
+  const uint64_t most = 1000003 + 8;
+  buffers b;
+  buffers_make(ctx, &b, most * 4, 64);
+  float *x = b.host_in;
+  uint64_t seed = wg_test_seed() ^ 0xbe4c;
+  for (uint64_t i = 0; i < most; i++) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    x[i] = (float)((double)(seed >> 11) / 9007199254740992.0 * 4.0 - 2.0);
+  }
+  OK(ctx, wg_memcpy_htod(ctx, b.dev_in, x, most * 4, NULL));
+  static const char *const texts[] = {
+    "reduce-array f32 sum map=\"x*x\"",
+    "reduce-array f32 sum map=\"x*y\" inputs=f32,f32",
+    "reduce-array f32 sum map=\"(x-y)*(x-y)\" inputs=f32,f32",
+    "reduce-array f32 max map=\"abs(x)\"",
+  };
+  static const uint64_t offsets[][2] = {{0, 4}, {1, 5}, {0, 3}, {2, 8}}; /* of x, y */
+  for (size_t t = 0; t < WG_COUNT_OF(texts); t++) {
+    wg_spec spec;
+    OK(ctx, wg_spec_parse(ctx, &spec, texts[t]));
+    for (size_t k = 0; k < WG_COUNT_OF(sizes) * WG_COUNT_OF(offsets); k++) {
+      const uint64_t n = sizes[k / 4], xo = offsets[k % 4][0], yo = offsets[k % 4][1];
+      const uint64_t ins[2] = {b.dev_in + 4 * xo, b.dev_in + 4 * yo};
+      double want = 0, scale = 0;
+      for (uint64_t i = 0; i < n; i++) {
+        /* each term as the map forms it, in f32 */
+        const float a = x[xo + i], c = x[yo + i];
+        const double term = t == 0 ? (float)(a * a) : t == 1 ? (float)(a * c)
+                          : t == 2 ? (float)((a - c) * (a - c)) : fabs((double)a);
+        if (t == 3) want = term > want ? term : want;
+        else want += term;
+        scale += fabs(term);
+      }
+      float got;
+      OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 8 + GUARD_BYTES, NULL));
+      OK(ctx, wg_reduce_spec(ctx, &spec, ins, spec.ninputs > 1 ? 2 : 1, n, NULL, 0,
+                             b.dev_out, NULL));
+      read_outputs(ctx, &b, WG_F32, 1, texts[t]);
+      memcpy(&got, b.host_out, 4);
+      const double bound = t == 3 ? 0 : wg_oracle_growth(WG_F32, n) * scale +
+                                            wg_oracle_store_error(WG_F32, want);
+      ck_assert_msg(fabs((double)got - want) <= bound, "%s n=%" PRIu64 " at +%" PRIu64
+                    ", +%" PRIu64 ": %.9g, want %.9g (bound %.3g)", texts[t], n, xo, yo,
+                    (double)got, want, bound);
+    }
+  }
   buffers_free(ctx, &b);
   wg_context_destroy(ctx);
 }
@@ -1181,6 +1242,7 @@ static Suite *reduce_suite(void) {
   tc = tcase_create("expressions");
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, expressions_map_combine_final_params);
+  tcase_add_test(tc, expressions_of_the_benchmark);
   suite_add_tcase(s, tc);
   tc = tcase_create("errors");
   tcase_add_test(tc, errors_and_edges);

@@ -133,7 +133,7 @@ START_TEST(rejects_each_field) {
   expect_rejected("broadcast f32 width=8 lane=8", "lane: 8 is outside the group");
   expect_rejected("broadcast f32 lane=-1", "lane: -1");
   expect_rejected("reduce f32 sum lane=1", "only broadcast takes a lane");
-  expect_rejected("reduce f32 sum cols=4", "only reduce-rows takes cols");
+  expect_rejected("reduce f32 sum cols=4", "cols: only reduce-rows");
   expect_rejected("reduce-rows f32 sum width=16", "leave width out");
   expect_rejected("reduce-array f32 sum variant=xor", "not available for 'reduce-array'");
   expect_rejected("reduce f32 sum arch=sm_9x", "arch: '9x'");
@@ -795,7 +795,7 @@ START_TEST(expr_scopes_and_rules) {
   expect_rejected("reduce-array f32 combine=\"a + x\" identity=\"0\"", "combine");
   expect_rejected("reduce-array f32 var final=\"r\"", "composite");
   expect_rejected("reduce-array f32 var map=\"x * p0\" params=f32", "of its own");
-  expect_rejected("reduce f32 sum map=\"x * x\"", "only reduce-array and reduce-rows");
+  expect_rejected("reduce f32 sum map=\"x * x\"", "takes no expressions");
   expect_rejected("reduce-array i32 mean map=\"x * 2\"", "map's values");
   expect_rejected("reduce-array f32 sum params=f16 final=\"r\"", "p0 must be");
   expect_rejected("reduce-array f32 sum final=\"r\" params=f32,f32,f32,f32,f32,f32,f32,f32,f32",
@@ -808,6 +808,50 @@ START_TEST(expr_scopes_and_rules) {
   ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce-array i32 sum final=\"f64(r) / n\""),
                    WG_OK);
   ck_assert_int_eq(wg_spec_out_type(&s), WG_F64);
+}
+END_TEST
+
+/* The facts of a spec are remembered per context under the spec as asked,
+ * its texts by content: a caller that rewrites its buffer between calls
+ * gets the facts of the new text, and an invalid spec is never remembered. */
+START_TEST(expr_facts_memo) {
+  char map[32] = "x*x";
+  wg_spec s;
+  wg_spec_init(&s);
+  s.primitive = WG_REDUCE_ARRAY;
+  s.map = map;
+  wg_spec_facts f;
+  for (int round = 0; round < 2; round++) { /* worked out, then looked up */
+    ck_assert_int_eq(wg_spec_facts_get(ctx, &s, &f), WG_OK);
+    ck_assert_str_eq(f.canonical.map, "x * x");
+    ck_assert(!f.elementwise);
+    ck_assert_int_eq(f.out_type, WG_F32);
+    ck_assert_uint_eq(f.hash, wg_spec_hash(&f.canonical));
+  }
+  strcpy(map, "f64(x) * n"); /* same pointer, other text */
+  ck_assert_int_eq(wg_spec_facts_get(ctx, &s, &f), WG_OK);
+  ck_assert_str_eq(f.canonical.map, "f64(x) * n");
+  ck_assert(f.elementwise);
+  ck_assert_int_eq(f.out_type, WG_F64);
+  strcpy(map, "x * y"); /* y is not an input: rejected, every time */
+  for (int round = 0; round < 2; round++)
+    ck_assert_int_eq(wg_spec_facts_get(ctx, &s, &f), WG_ESPEC);
+  s.ninputs = 2;
+  s.inputs[1] = WG_F64;
+  ck_assert_int_eq(wg_spec_facts_get(ctx, &s, &f), WG_OK);
+  ck_assert(f.elementwise);
+  ck_assert_int_eq(f.out_type, WG_F64);
+  /* Equal specs hash equal whoever owns the text; one field apart differ. */
+  wg_spec t = s;
+  t.map = "x * y";
+  ck_assert(wg_spec_same(&s, &t));
+  ck_assert_uint_eq(wg_spec_hash(&s), wg_spec_hash(&t));
+  t.inputs[1] = WG_F32;
+  ck_assert(!wg_spec_same(&s, &t));
+  t = s;
+  t.final = t.map, t.map = NULL; /* the same text under another key */
+  ck_assert(!wg_spec_same(&s, &t));
+  ck_assert_uint_ne(wg_spec_hash(&s), wg_spec_hash(&t));
 }
 END_TEST
 
@@ -865,6 +909,7 @@ int main(void) {
   tcase_add_test(spec, expr_round_trips);
   tcase_add_test(spec, expr_quotes_and_escapes);
   tcase_add_test(spec, expr_scopes_and_rules);
+  tcase_add_test(spec, expr_facts_memo);
   tcase_add_test(spec, expr_source_from_tree);
   tcase_add_test(spec, parse_defaults_and_spacing);
   tcase_add_loop_test(spec, round_trip_every_listed_spec, 0, 2);

@@ -216,8 +216,9 @@ def oracle():
 def _buffer(a):
     """A copy of the raw bytes of `a` (a numpy array or any buffer)."""
     if np is not None and isinstance(a, np.ndarray):
-        a = np.ascontiguousarray(a)
-    data = bytes(memoryview(a).cast("B"))
+        data = np.ascontiguousarray(a).tobytes()  # memoryview refuses 0-sized shapes
+    else:
+        data = bytes(memoryview(a).cast("B"))
     return ctypes.create_string_buffer(data, len(data) + 1)
 
 

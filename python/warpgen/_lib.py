@@ -29,7 +29,7 @@ WG_EIO = -12
 WG_ENOTFOUND = -13
 WG_ELAUNCH = -14
 
-WG_SPEC_VERSION = 3
+WG_SPEC_VERSION = 4
 WG_OPTIONS_VERSION = 1
 
 
@@ -53,6 +53,9 @@ class wg_spec(ctypes.Structure):
         ("inputs", ctypes.c_int * 4),
         ("nparams", ctypes.c_int),
         ("params", ctypes.c_int * 8),
+        ("bins", ctypes.c_int64),
+        ("counts", ctypes.c_int),
+        ("deterministic", ctypes.c_int),
     ]
 
 

@@ -22,6 +22,9 @@ _PRIMITIVE_INDEX = {name: i for i, name in enumerate(_lib.PRIMITIVES)}
 _FIRST_NON_WARP = _PRIMITIVE_INDEX["reduce-array"]
 # Warp primitives whose outputs are not of the input's type.
 _OUTPUT_TYPES = {"ballot": "u32", "match": "u32", "any": "i32", "all": "i32"}
+# The output type of each expression spec text: a function of the text
+# alone, asked of the library (which parses the expressions) once.
+_OUT_TYPES = {}
 _UNPACK = {"f16": "<e", "f32": "<f", "f64": "<d", "i32": "<i", "u32": "<I",
            "i64": "<q", "u64": "<Q"}
 
@@ -137,10 +140,15 @@ def _reduce_expr(rows_wise, x, op, exprs, correction, out, context, params):
                                  map=map_, combine=combine, identity=identity,
                                  final=final, params=values)
     c = ctx.c_spec(text)
-    out_index = lib.wg_reduce_spec_output_type(ctypes.byref(c))
-    if out_index < 0:
-        ctx.validate_spec(c)  # raises with the library's message
-    out_type = _lib.TYPES[out_index]
+    out_type = _OUT_TYPES.get(text)
+    if out_type is None:
+        out_index = lib.wg_reduce_spec_output_type(ctypes.byref(c))
+        if out_index < 0:
+            ctx.validate_spec(c)  # raises with the library's message
+        out_type = _lib.TYPES[out_index]
+        if len(_OUT_TYPES) > 4096:
+            _OUT_TYPES.clear()
+        _OUT_TYPES[text] = out_type
     params_c, nparams = (expressions.scalars(values) if values
                          else _params(correction))
     k = len(vs)

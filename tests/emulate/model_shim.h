@@ -24,5 +24,9 @@ template <class T> static T emu_trunc_to(double d) { return (T)std::trunc(d); }
 #define __double2ll_rz emu_trunc_to<long long>
 #define __float2ull_rz emu_trunc_to<unsigned long long>
 #define __double2ull_rz emu_trunc_to<unsigned long long>
+// The device's fast division and exp (a few ulp there); exact here.
+static inline float emu_expf(float x) { return std::exp(x); }
+#define __expf emu_expf // glibc declares a __expf of its own
+static inline float __fdividef(float a, float b) { return a / b; }
 using std::sqrt; using std::exp; using std::log; using std::fabs; using std::fmin; using std::fmax;
 #endif
