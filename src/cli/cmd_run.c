@@ -207,7 +207,8 @@ static int job_make(run_job *job, const wg_spec *spec, const run_args *a,
     if (a->have_cols && spec_cols && a->cols != spec_cols)
       why = "--cols differs from the spec's cols=";
     else if (!a->have_cols && !spec_cols)
-      why = "a row kernel needs --cols C (or cols=C in the spec)";
+      why = job->rownorm ? "a row kernel needs --cols C (or cols=C in the spec)"
+                         : "reduce-rows needs --cols C (or cols=C in the spec)";
     else if (a->have_rows && a->have_n)
       why = "give --rows or --n, not both";
     else if (a->have_rows)
