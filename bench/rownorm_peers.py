@@ -17,8 +17,13 @@ and a last line with the slowest warpgen fraction of the ceiling and the
 smallest speed-up over PyTorch. Exits 0 with a note where torch or a GPU
 is missing.
 
+--shapes times, for each row length, the kernels made for other lengths
+(wg_rownorm_spec with another cols=: every kernel is correct for every
+length), so that the shape table in src/fam_rownorm.c can be checked:
+  shape type cols op cols=K GB/s  [resident: K >= cols, else streamed]
+
 usage: bench/rownorm_peers.py [--types f32,bf16] [--cols 32,128,...]
-                              [--reps N] [--compile] [--csv FILE]
+                              [--reps N] [--compile] [--shapes] [--csv FILE]
 """
 import argparse
 import sys
@@ -36,6 +41,7 @@ def main():
     ap.add_argument("--log2n", type=int, default=26)
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--shapes", action="store_true")
     ap.add_argument("--csv", default=None)
     args = ap.parse_args()
     try:
@@ -46,7 +52,9 @@ def main():
     if not torch.cuda.is_available():
         print("rownorm_peers: no CUDA device; skipped")
         return 0
+    import ctypes
     import warpgen
+    from warpgen._lib import lib
     F = torch.nn.functional
     dev = torch.device("cuda")
     start = torch.cuda.Event(enable_timing=True)
@@ -112,6 +120,24 @@ def main():
                              (lambda t: F.rms_norm(t, (cols,), w, eps))
                              if hasattr(F, "rms_norm") else None),
             }
+            if args.shapes:
+                ctx = warpgen.default_context(x.device.index)
+                warpgen.softmax(x, out=out)  # binds the context
+                stream = torch.cuda.current_stream().cuda_stream
+                prims = {"softmax": "softmax-rows", "layer_norm": "layernorm-rows"}
+                for op, prim in prims.items():
+                    for k in sorted({1024, 4096, 16384, 32768, 0}):
+                        c = ctx.c_spec("%s %s cols=%d" % (prim, tname, k))
+                        wp = w.data_ptr() if op == "layer_norm" else 0
+                        bp = b.data_ptr() if op == "layer_norm" else 0
+
+                        def launch():
+                            ctx.call(lib.wg_rownorm_spec, ctypes.byref(c),
+                                     x.data_ptr(), wp, bp, out.data_ptr(),
+                                     rows, cols, cols, cols, eps, stream)
+                        g = nbytes / timed(launch) / 1e9
+                        print("shape %-5s %6d %-12s cols=%-6d %7.0f  %.3f"
+                              % (tname, cols, op, k, g, g / ceiling))
             for op, (mine, theirs, plain) in ops.items():
                 s_mine = timed(mine)
                 s_torch = timed(theirs) if theirs else float("nan")

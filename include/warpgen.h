@@ -261,7 +261,8 @@ typedef struct wg_spec {
   int arch;              /* e.g. 90 for sm_90; 0: the context's device, else
                             sm_90 when no device is present */
   int lane;              /* broadcast: the source lane, 0 <= lane < width */
-  int64_t cols;          /* reduce-rows: the row length, or 0 for "any" */
+  int64_t cols;          /* reduce-rows and the fused row kernels: the row
+                            length the shape is made for, or 0 for "any" */
   wg_layout layout;      /* warp primitives: WG_LAYOUT_VEC (default) or
                             WG_LAYOUT_LANE; reduce-array/rows: VEC */
   /* reduce-array and reduce-rows only (docs/expressions.md): expressions

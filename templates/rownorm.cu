@@ -327,8 +327,24 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, const wg_
   }
 }
 
-/* Rows that do not fit: the group streams the row twice, U pieces in
- * flight a lane: statistics, then the output. */
+/* Calls f(piece, col) on this lane's pieces of E elements in [begin, end),
+ * `step` columns apart, U loaded before any is used. */
+template <int E, int U, class F>
+static __device__ __forceinline__ void wg_pieces(const wg_elem *in, unsigned long long begin,
+    unsigned long long end, unsigned long long step, F f) {
+  for (unsigned long long col0 = begin; col0 < end; col0 += U * step) {
+    wg_num x[U][E];
+#pragma unroll
+    for (int u = 0; u < U; u++)
+      if (col0 + u * step < end) wg_get<E>(x[u], in + col0 + u * step);
+#pragma unroll
+    for (int u = 0; u < U; u++)
+      if (col0 + u * step < end) f(x[u], col0 + u * step);
+  }
+}
+
+/* Rows that do not fit: the group streams the row twice, statistics then
+ * output. */
 template <int E>
 static __device__ __forceinline__ void wg_row_streamed(const wg_elem *in, const wg_elem *weight,
     const wg_elem *bias, wg_elem *out, bool valid, unsigned long long cols, wg_num eps,
@@ -336,36 +352,28 @@ static __device__ __forceinline__ void wg_row_streamed(const wg_elem *in, const 
   /* Pieces in flight a lane: 64 bytes of values (8 single elements), what
    * fits beside the per-element updates in 64 registers. */
   constexpr int U = E == 1 ? 8 : (int)(64 / (E * sizeof(wg_num)));
-  const unsigned lane = threadIdx.x % WG_GROUP;
+  const unsigned long long first = (unsigned long long)(threadIdx.x % WG_GROUP) * E;
   const unsigned long long step = (unsigned long long)WG_GROUP * E;
   const unsigned long long end = valid ? cols : 0ull;
 #if WG_OP <= 1
   wg_maxsum acc = {WG_NEG_INF, 0};
+  wg_pieces<E, U>(in, first, end, step, [&](const wg_num (&x)[E], unsigned long long) {
+#pragma unroll
+    for (int j = 0; j < E; j++) wg_maxsum_add(acc, x[j]);
+  });
 #elif WG_OP == 2
   wg_shifted acc = {0, 0, 0, 0};
+  wg_pieces<E, U>(in, first, end, step, [&](const wg_num (&x)[E], unsigned long long) {
+#pragma unroll
+    for (int j = 0; j < E; j++) wg_shifted_add(acc, x[j]);
+  });
 #else
   wg_num acc = 0;
+  wg_pieces<E, U>(in, first, end, step, [&](const wg_num (&x)[E], unsigned long long) {
+#pragma unroll
+    for (int j = 0; j < E; j++) acc += x[j] * x[j];
+  });
 #endif
-  for (unsigned long long col0 = (unsigned long long)lane * E; col0 < end; col0 += U * step) {
-    wg_num x[U][E];
-#pragma unroll
-    for (int u = 0; u < U; u++)
-      if (col0 + u * step < end) wg_get<E>(x[u], in + col0 + u * step);
-#pragma unroll
-    for (int u = 0; u < U; u++)
-      if (col0 + u * step < end) {
-#pragma unroll
-        for (int j = 0; j < E; j++) {
-#if WG_OP <= 1
-          wg_maxsum_add(acc, x[u][j]);
-#elif WG_OP == 2
-          wg_shifted_add(acc, x[u][j]);
-#else
-          acc += x[u][j] * x[u][j];
-#endif
-        }
-      }
-  }
   wg_stats st;
 #if WG_OP <= 1
   acc = wg_group_all(acc, wg_maxsum_f(), slot);
@@ -381,18 +389,11 @@ static __device__ __forceinline__ void wg_row_streamed(const wg_elem *in, const 
   st.a = 0;
   st.b = wg_rsqrt(acc / (wg_num)cols + eps);
 #endif
-  for (unsigned long long col0 = (unsigned long long)lane * E; col0 < end; col0 += U * step) {
-    wg_num x[U][E];
-#pragma unroll
-    for (int u = 0; u < U; u++)
-      if (col0 + u * step < end) wg_get<E>(x[u], in + col0 + u * step);
-#pragma unroll
-    for (int u = 0; u < U; u++)
-      if (col0 + u * step < end) {
-        wg_output<E>(x[u], st, weight, bias, col0 + u * step);
-        wg_put<E>(out + col0 + u * step, x[u]);
-      }
-  }
+  (void)eps;
+  wg_pieces<E, U>(in, first, end, step, [&](wg_num (&x)[E], unsigned long long col) {
+    wg_output<E>(x, st, weight, bias, col);
+    wg_put<E>(out + col, x);
+  });
 }
 
 /* The blocks loop over tiles of rows; the loop test is the same for every

@@ -24,10 +24,15 @@ if [ "${1:-}" = --prepare ]; then
   ln -sf libwarpgen.so.0 "$bin/libwarpgen.so"
   cache=$(mktemp -d)
   export WARPGEN_CACHE_DIR=$cache
+  # The Check suite's, the sanitizer run's, the benchmark's (rownorm_peers.py:
+  # its row lengths, and the other shapes --shapes tries) and the CLI's.
   { "$bin/test_rownorm" --specs
     WARPGEN_ROWNORM_QUICK=1 "$bin/test_rownorm" --specs
-    for t in f16 bf16 f32 f64; do for p in softmax-rows log-softmax-rows layernorm-rows rmsnorm-rows; do
-      for c in 64 1024 4096 32768 65536 0; do echo "$p $t cols=$c"; done; done; done
+    "$bin/test_rownorm" --specs-for 32 128 1024 4096 32768 300
+    for t in bf16 f32; do for p in softmax-rows layernorm-rows; do
+      for c in 1024 4096 16384 32768 0; do echo "$p $t cols=$c"; done; done; done
+    printf '%s\n' "softmax-rows f32 cols=1024" "log-softmax-rows bf16 cols=33" \
+      "layernorm-rows f16 cols=4096" "rmsnorm-rows f64 cols=1000" "layernorm-rows f32 cols=0"
   } | sort -u | sed 's/$/ arch=sm_90/' |
     xargs -P "$(nproc)" -d '\n' -I{} "$bin/warpgen" cubin "{}" -o /dev/null
   tar czf "$bin/rownorm-cache.tgz" -C "$cache" . && rm -rf "$cache"
@@ -92,6 +97,9 @@ tail -3 "$out/rownorm-py.log"
 
 step "benchmark: bench/rownorm_peers.py (2^26 elements, f32 and bf16)"
 timeout 120 python3 bench/rownorm_peers.py --csv "$out/rownorm_peers.csv" | tee "$out/rownorm-bench.log"
+step "other shapes at the long row lengths (src/fam_rownorm.c's table)"
+timeout 60 python3 bench/rownorm_peers.py --cols 1024,4096,32768 --reps 10 --shapes | grep '^shape' \
+  | tee "$out/rownorm-shapes.log"
 step "torch.compile at 1024 columns (f32)"
 timeout 90 python3 bench/rownorm_peers.py --types f32 --cols 1024 --reps 10 --compile | tail -6
 

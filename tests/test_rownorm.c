@@ -20,6 +20,8 @@
  *                        layouts only (for compute-sanitizer).
  *   test_rownorm --specs every spec the gpu part launches, one a line (to
  *                        fill a disk cache ahead on a machine without GPU)
+ *   test_rownorm --specs-for COLS...  the specs the calls use for these
+ *                        row lengths (every operation and type)
  * Fresh random inputs every run; WARPGEN_TEST_SEED replays one.
  */
 #include "fam_rownorm.h"
@@ -498,6 +500,17 @@ int main(int argc, char **argv) {
     free(list);
     return 0;
   }
+  if (!strcmp(part, "--specs-for")) { /* the specs calls with these row lengths use */
+    for (int i = 2; i < argc; i++)
+      for (size_t p = 0; p < WG_COUNT_OF(prims); p++)
+        for (size_t t = 0; t < WG_COUNT_OF(floats); t++) {
+          const wg_spec s = spec_for(prims[p], floats[t], strtoull(argv[i], NULL, 10));
+          char text[256];
+          wg_spec_format(text, sizeof text, &s);
+          printf("%s\n", text);
+        }
+    return 0;
+  }
   if (!strcmp(part, "nvrtc") && argc > 2) nvrtc_arch = atoi(argv[2]);
   if (!strcmp(part, "gpu")) {
     char why[512];
@@ -510,7 +523,7 @@ int main(int argc, char **argv) {
            arch, wg_test_seed());
     fflush(stdout);
   } else if (strcmp(part, "unit") && strcmp(part, "nvrtc")) {
-    fprintf(stderr, "usage: test_rownorm [unit|nvrtc [ARCH]|gpu|--specs]\n");
+    fprintf(stderr, "usage: test_rownorm [unit|nvrtc [ARCH]|gpu|--specs|--specs-for COLS...]\n");
     return 2;
   }
   SRunner *runner = srunner_create(suite(part));
