@@ -170,6 +170,15 @@ static __device__ __forceinline__ void wg_put(wg_elem *p, const wg_num (&a)[E]) 
   }
 }
 
+/* A hint to bring the line at p into L2 (nothing on the host emulator). */
+static __device__ __forceinline__ void wg_prefetch_l2(const void *p) {
+#ifdef __CUDA_ARCH__
+  asm volatile("prefetch.global.L2 [%0];" : : "l"(p));
+#else
+  (void)p;
+#endif
+}
+
 /* The row statistics the output step needs. */
 struct wg_stats { wg_num a, b; };
 
@@ -231,6 +240,21 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, const wg_
       if ((unsigned)c * STEP < left[k]) wg_get<E>(x[k][c], p + (unsigned)c * STEP);
   }
   auto here = [&](int k, int c) { return (unsigned)c * STEP < left[k]; };
+#if WG_GROUP > 32
+  /* A block holds one row and an SM one or two blocks: while this row's
+   * statistics are folded, the next row this block takes is fetched into
+   * L2, so that memory stays busy between rows. */
+  {
+    const unsigned long long next = tile + (unsigned long long)gridDim.x * WG_GROUPS * R;
+    const unsigned span = cols > first_col ? cols - first_col : 0u;
+    if (next < rows) {
+      const wg_elem *p = in + next * in_stride + first_col;
+#pragma unroll
+      for (int c = 0; c < P; c++)
+        if ((unsigned)c * STEP < span) wg_prefetch_l2(p + (unsigned)c * STEP);
+    }
+  }
+#endif
   wg_stats st[R];
 #if WG_OP <= 1
 #pragma unroll

@@ -31,8 +31,9 @@ void wg_oracle_rownorm_row(wg_rownorm_want *want, wg_primitive p, wg_type t,
       else if (x > m) m = x;
     }
     if (nan) m = NAN;
-    double s = 0;
-    for (uint64_t k = 0; k < cols; k++) s += exp(wg_oracle_elem(t, in, first + k) - m);
+    long double sum = 0;
+    for (uint64_t k = 0; k < cols; k++) sum += exp(wg_oracle_elem(t, in, first + k) - m);
+    const double s = (double)sum;
     for (uint64_t k = 0; k < cols; k++) {
       const double x = wg_oracle_elem(t, in, first + k);
       const double d = x - m;
@@ -49,26 +50,27 @@ void wg_oracle_rownorm_row(wg_rownorm_want *want, wg_primitive p, wg_type t,
   }
   const double n = (double)cols;
   double mean = 0, r;
+  /* The sums in long double: f64 rows are summed in f64 by the kernel,
+   * and a plain double sum here errs as much (hundreds of units for 1000
+   * equal values, which round the same way every time). */
+  long double acc = 0, q = 0;
   if (p == WG_LAYERNORM_ROWS) {
     /* Shifted by the first element, so that an all-equal row has exactly
      * that mean (and variance 0) in float64 too. */
     const double x0 = wg_oracle_elem(t, in, first);
-    for (uint64_t k = 0; k < cols; k++) mean += wg_oracle_elem(t, in, first + k) - x0;
-    mean = x0 + mean / n;
-    double q = 0;
+    for (uint64_t k = 0; k < cols; k++) acc += (long double)wg_oracle_elem(t, in, first + k) - x0;
+    mean = (double)(x0 + acc / n);
     for (uint64_t k = 0; k < cols; k++) {
-      const double d = wg_oracle_elem(t, in, first + k) - mean;
+      const long double d = (long double)wg_oracle_elem(t, in, first + k) - mean;
       q += d * d;
     }
-    r = 1.0 / sqrt(q / n + eps);
   } else {
-    double q = 0;
     for (uint64_t k = 0; k < cols; k++) {
-      const double x = wg_oracle_elem(t, in, first + k);
+      const long double x = wg_oracle_elem(t, in, first + k);
       q += x * x;
     }
-    r = 1.0 / sqrt(q / n + eps);
   }
+  r = (double)(1.0L / sqrtl(q / n + eps));
   for (uint64_t k = 0; k < cols; k++) {
     const double x = wg_oracle_elem(t, in, first + k);
     const double w = weight ? wg_oracle_elem(t, weight, k) : 1.0;
