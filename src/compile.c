@@ -22,9 +22,13 @@ void wg_binary_free(wg_binary *bin) {
 }
 
 /* -lineinfo lets SASS be read against the source without changing the
- * code that is generated. */
+ * code that is generated. -minimal (NVRTC 12.4 and newer) skips the
+ * built-in headers the generated source never includes: the same PTX,
+ * about a quarter less compile time (measured on the array kernels). It
+ * stays last, so that an older NVRTC that refuses it is retried without. */
 int wg_compile_options(char *buf, size_t size, int arch) {
-  return snprintf(buf, size, "--gpu-architecture=sm_%d -std=c++17 -lineinfo", arch);
+  return snprintf(buf, size, "--gpu-architecture=sm_%d -std=c++17 -lineinfo -minimal",
+                  arch);
 }
 
 static int nvrtc_fail(wg_context *ctx, const wg_nvrtc_api *api, nvrtcResult r,
@@ -60,6 +64,12 @@ int wg_compile(wg_context *ctx, wg_binary *out, const char *source, const char *
   if (r != NVRTC_SUCCESS) return nvrtc_fail(ctx, api, r, "nvrtcCreateProgram", name);
 
   r = api->CompileProgram(prog, argc, argv);
+  if (r == NVRTC_ERROR_INVALID_OPTION && argc > 0 && strcmp(argv[argc - 1], "-minimal") == 0) {
+    api->DestroyProgram(&prog);
+    r = api->CreateProgram(&prog, source, file, 0, NULL, NULL);
+    if (r != NVRTC_SUCCESS) return nvrtc_fail(ctx, api, r, "nvrtcCreateProgram", name);
+    r = api->CompileProgram(prog, argc - 1, argv);
+  }
   if (r != NVRTC_SUCCESS) {
     size_t log_len = 0;
     rc = nvrtc_fail(ctx, api, r, "nvrtcCompileProgram", name);

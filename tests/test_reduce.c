@@ -1193,7 +1193,7 @@ START_TEST(expressions_of_the_benchmark) {
         scale += fabs(term);
       }
       float got;
-      OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xa7, 8 + GUARD_BYTES, NULL));
+      OK(ctx, wg_memset_d8(ctx, b.dev_out, poison_byte(WG_F32), 8 + GUARD_BYTES, NULL));
       OK(ctx, wg_reduce_spec(ctx, &spec, ins, spec.ninputs > 1 ? 2 : 1, n, NULL, 0,
                              b.dev_out, NULL));
       read_outputs(ctx, &b, WG_F32, 1, texts[t]);
