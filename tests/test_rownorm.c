@@ -365,6 +365,7 @@ static uint64_t rows_for(uint64_t cols) {
   if (cols >= (1u << 20)) return 6;
   if (cols >= 32768) return 17;
   if (cols >= 4096) return 150;
+  if (cols >= 1000) return 1000;
   return 3000;
 }
 
