@@ -10,7 +10,11 @@
  * then the median of REPS. The input is pseudo-random bytes (0..63 each, so
  * floats stay finite), written once by a small kernel.
  *
- * usage: warp_bandwidth [--compile-only] [--n N] [--width W]
+ * usage: warp_bandwidth [--compile-only] [--n N] [--width W] [--op OP]
+ *   --op OP         the operator of reduce, allreduce and the scans (default
+ *                   sum); another one (argmax, var, logsumexp...) times
+ *                   only the primitives and types that take it: its
+ *                   struct accumulator shuffled field by field
  *   --compile-only  compiles every kernel into the disk cache
  *                   (WARPGEN_CACHE_DIR) without a GPU, so that the GPU
  *                   machine compiles nothing; see tests/gpu_all.sh.
@@ -130,11 +134,12 @@ static const wg_primitive prims[] = {WG_REDUCE, WG_ALLREDUCE, WG_SCAN,   WG_EXSC
 
 /* The spec of one table cell, or false when that combination is not valid. */
 static bool cell_spec(wg_spec *s, wg_primitive p, wg_type t, wg_variant v, wg_layout l,
-                      int width) {
+                      int width, wg_operator op) {
+  if (op != WG_OP_SUM && !wg_primitives[p].takes_operator) return false;
   wg_spec_init(s);
   s->primitive = p;
   s->type = t;
-  s->op = wg_primitives[p].takes_operator ? WG_OP_SUM : WG_OP_NONE;
+  s->op = wg_primitives[p].takes_operator ? op : WG_OP_NONE;
   s->variant = v;
   s->layout = l;
   s->width = width;
@@ -146,12 +151,23 @@ int main(int argc, char **argv) {
   bool compile_only = false;
   uint64_t n = UINT64_C(1) << 28;
   int width = 32;
+  wg_operator op = WG_OP_SUM;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--compile-only")) compile_only = true;
+    else if (!strcmp(argv[i], "--op") && i + 1 < argc) {
+      const char *name = argv[++i];
+      op = WG_OP_NONE;
+      for (int o = 1; o < WG_OPERATOR_COUNT; o++)
+        if (!strcmp(wg_operator_name((wg_operator)o), name)) op = (wg_operator)o;
+      if (op == WG_OP_NONE) {
+        fprintf(stderr, "warp_bandwidth: unknown operator '%s'\n", name);
+        return 2;
+      }
+    }
     else if (!strcmp(argv[i], "--n") && i + 1 < argc) n = strtoull(argv[++i], NULL, 0);
     else if (!strcmp(argv[i], "--width") && i + 1 < argc) width = atoi(argv[++i]);
     else {
-      fprintf(stderr, "usage: warp_bandwidth [--compile-only] [--n N] [--width W]\n");
+      fprintf(stderr, "usage: warp_bandwidth [--compile-only] [--n N] [--width W] [--op OP]\n");
       return 2;
     }
   }
@@ -176,13 +192,13 @@ int main(int argc, char **argv) {
       return 1;
     }
     printf("# Warp primitives against the bandwidth ceiling\n\n"
-           "%s (sm_%d), n = %" PRIu64 ", width %d, operator sum; median of %d launches.\n"
+           "%s (sm_%d), n = %" PRIu64 ", width %d, operator %s; median of %d launches.\n"
            "GB/s counts bytes read + written; x = fraction of the copy ceiling, "
            "%.0f GB/s,\nmeasured in the same run (16-byte copy kernel). "
            "`bench/warp_bandwidth` regenerates this table.\n\n"
            "| primitive | type | variant | vec GB/s | vec x | lane GB/s | lane x |\n"
            "|---|---|---|---|---|---|---|\n",
-           info.name, info.arch, n, width, REPS, copy_gbs);
+           info.name, info.arch, n, width, wg_operator_name(op), REPS, copy_gbs);
   }
   int failures = 0;
   for (size_t p = 0; p < WG_COUNT_OF(prims); p++)
@@ -194,7 +210,8 @@ int main(int argc, char **argv) {
         for (int l = 0; l < WG_LAYOUT_COUNT; l++) {
           wg_spec s;
           char text[256];
-          if (!cell_spec(&s, prims[p], (wg_type)t, (wg_variant)v, (wg_layout)l, width)) continue;
+          if (!cell_spec(&s, prims[p], (wg_type)t, (wg_variant)v, (wg_layout)l, width, op))
+            continue;
           any = true;
           wg_spec_format(text, sizeof text, &s);
           if (compile_only) {

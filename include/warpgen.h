@@ -97,6 +97,22 @@ WG_API const char *wg_strerror(int status);
  *   WG_ALLREDUCE  allreduce    one output per element (every lane's copy)
  *   WG_SCAN       scan         inclusive prefix, one output per element
  *   WG_EXSCAN     exscan       exclusive prefix (lane 0 gets the identity)
+ *
+ * reduce and allreduce take every operator (wg_operator) and expressions;
+ * the group is a reduction of its k elements (k = width, fewer for the
+ * last group), exactly as reduce-rows reduces a row of k, except for the
+ * index: each element is mapped with i = its global index in the input
+ * (map=, argmin/argmax), and the final step sees n = k (mean divides by
+ * k, var by k - correction, final= reads n = k). So argmin/argmax write the
+ * global index (i64) of the group's least/greatest element, first on ties,
+ * NaN winning: in[out[g]] is that element, and out[g] - g * width its place
+ * in the group. Outputs have the operator's type (wg_reduce_output_type;
+ * the final expression's with final=): wg_output_shape gives their size.
+ * The scans take sum, prod, min, max, and, or, xor or combine= (their
+ * accumulator is their output), with map=, not final=; exscan's first
+ * element is the identity. Specs with expressions, inputs= or params=,
+ * and var/std (their correction), take the _ex kernel ABI: see
+ * wg_warp_launch_ex. redux takes no expressions.
  *   WG_BROADCAST  broadcast    every element gets its group's lane `lane`
  *                              (zero where that lane is past the end)
  *   WG_BALLOT     ballot       one uint32 per group: bit j set when the
@@ -110,6 +126,13 @@ WG_API const char *wg_strerror(int status);
  * Whole-array and row reductions (see wg_reduce, wg_reduce_rows):
  *   WG_REDUCE_ARRAY  reduce-array  the whole array to one value
  *   WG_REDUCE_ROWS   reduce-rows   one value per row of `cols` elements
+ *
+ * Histograms (see wg_histogram):
+ *   WG_HISTOGRAM     histogram     `bins` counts (u32 or u64) of the keys
+ *                                  that fall in each bin
+ * Stream compaction (see wg_compact):
+ *   WG_COMPACT       compact       the elements a predicate keeps (pred=),
+ *                                  in order, their indices and their count
  *
  * Fused row kernels (see wg_softmax_rows): each row of `cols` elements to
  * a row of the same length and type; floating types only, no operator:
@@ -133,6 +156,8 @@ typedef enum {
   WG_MATCH,
   WG_REDUCE_ARRAY,
   WG_REDUCE_ROWS,
+  WG_HISTOGRAM,
+  WG_COMPACT,
   WG_SOFTMAX_ROWS,
   WG_LOG_SOFTMAX_ROWS,
   WG_LAYERNORM_ROWS,
@@ -158,10 +183,10 @@ typedef enum {
 /* Operators. and/or/xor are bitwise and exist for integer types only.
  * Floating min/max follow fmin/fmax: a NaN loses against a number.
  *
- * From argmin on the operators exist for the whole-array and row reductions
- * only (reduce-array, reduce-rows; the warp primitives refuse them). They
- * follow PyTorch; their output types are the rule of
- * wg_reduce_output_type:
+ * From argmin on the operators serve the whole-array and row reductions
+ * and the warp reduce and allreduce (over each group, see wg_primitive;
+ * the warp scans refuse them). They follow PyTorch; their output types
+ * are the rule of wg_reduce_output_type:
  *   argmin, argmax  the index (i64) of the least / greatest element, the
  *                   first on ties; a NaN wins (the first NaN's index).
  *                   Empty input is an error. Any input type.
@@ -265,10 +290,13 @@ typedef struct wg_spec {
                             length the shape is made for, or 0 for "any" */
   wg_layout layout;      /* warp primitives: WG_LAYOUT_VEC (default) or
                             WG_LAYOUT_LANE; reduce-array/rows: VEC */
-  /* reduce-array and reduce-rows only (docs/expressions.md): expressions
-   * in warpgen's expression language, NULL for the operator's own.
+  /* reduce-array, reduce-rows and the warp reduce, allreduce, scan and
+   * exscan (docs/expressions.md): expressions in warpgen's expression
+   * language, NULL for the operator's own.
    *   map       over x y z w (the inputs), i (index), n (length), p0..p7;
-   *             the operator then reduces map's values instead of x
+   *             the operator then reduces map's values instead of x. In
+   *             the warp primitives i is the element's global index and n
+   *             the group's count; the scans take no final
    *   combine   over a, b; with identity (literals, p0..p7) it defines the
    *             accumulator, and `op` must be WG_OP_NONE
    *   final     over r (the accumulator), n, p0..p7: the output
@@ -529,6 +557,18 @@ WG_API int wg_stream_sync(wg_context *ctx, void *stream);
 /* Kernels and launches                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* A scalar parameter of a reduction (e.g. var's correction), passed to the
+ * kernel as an argument: a new value never compiles anything. Which member
+ * a parameter uses is the operator's (var/std: f64). */
+typedef union wg_scalar {
+  double f64;
+  float f32;
+  int64_t i64;
+  uint64_t u64;
+  int32_t i32;
+  uint32_t u32;
+} wg_scalar;
+
 typedef struct wg_kernel wg_kernel;
 
 /* Compiles (or takes from a cache), loads and looks up the kernel for spec.
@@ -556,9 +596,30 @@ WG_API int wg_warp_launch(wg_context *ctx, const wg_kernel *kernel,
                           uint64_t in, uint64_t out, uint64_t n,
                           void *stream, const wg_launch_config *config);
 
-/* wg_kernel_get followed by wg_warp_launch. */
+/* wg_kernel_get followed by wg_warp_launch. A spec with inputs= or
+ * params= needs wg_warp_ex (WG_EINVAL says so); var and std run with their
+ * default correction. */
 WG_API int wg_warp(wg_context *ctx, const wg_spec *spec, uint64_t in,
                    uint64_t out, uint64_t n, void *stream);
+
+/* wg_warp_launch with the inputs and parameters of wg_reduce_spec: `inputs`
+ * holds max(1, spec->ninputs) device pointers of n elements each (input k
+ * of its type), `params` the values of p0.. (exactly spec->nparams of them
+ * in the union member of their declared type), or, for a spec that
+ * declares none, the operator's own (var/std: the correction, f64; fewer
+ * given: the rest at their defaults). Parameters are a kernel argument: a
+ * new value compiles nothing. params are copied before the call returns.
+ * A count that does not match is WG_EINVAL. Asynchronous on stream. */
+WG_API int wg_warp_launch_ex(wg_context *ctx, const wg_kernel *kernel,
+                             const uint64_t *inputs, size_t ninputs, uint64_t n,
+                             const wg_scalar *params, size_t nparams, uint64_t out,
+                             void *stream, const wg_launch_config *config);
+
+/* wg_kernel_get followed by wg_warp_launch_ex with the default launch
+ * configuration. */
+WG_API int wg_warp_ex(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
+                      size_t ninputs, uint64_t n, const wg_scalar *params,
+                      size_t nparams, uint64_t out, void *stream);
 
 /* How many output elements, and their size in bytes, a warp-primitive spec
  * writes for n inputs (e.g. ceil(n / width) for reduce). WG_ESPEC for a
@@ -627,18 +688,6 @@ WG_API int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op,
  * keeps floating types and gives f32 for integers. */
 WG_API int wg_reduce_output_type(wg_type type, wg_operator op);
 
-/* A scalar parameter of a reduction (e.g. var's correction), passed to the
- * kernel as an argument: a new value never compiles anything. Which member
- * a parameter uses is the operator's (var/std: f64). */
-typedef union wg_scalar {
-  double f64;
-  float f32;
-  int64_t i64;
-  uint64_t u64;
-  int32_t i32;
-  uint32_t u32;
-} wg_scalar;
-
 #define WG_REDUCTION_VERSION 1
 
 /* What a reduction computes, for wg_reduce_ex and wg_reduce_rows_ex: the
@@ -703,13 +752,183 @@ WG_API int wg_reduce_rows_spec(wg_context *ctx, const wg_spec *spec,
                                const wg_scalar *params, size_t nparams, uint64_t out,
                                void *stream);
 
-/* The output type of a reduce-array or reduce-rows spec (its map, final
- * and operator decide it), as a wg_type (>= 0); WG_ESPEC for a spec
- * wg_spec_validate rejects, WG_EINVAL for NULL or another primitive.
- * Thread-safe. */
+/* ------------------------------------------------------------------------ */
+/* Sharded reductions: one shard's accumulator, then the shards combined      */
+/* ------------------------------------------------------------------------ */
+
+/* An array that lives in shards (one a GPU or a process) is reduced in two
+ * steps: each shard's reduction stops before the final step and stores its
+ * accumulator (wg_reduce_partial); the host moves those bytes with any
+ * engine it runs (NCCL all_gather through torch.distributed, MPI, a
+ * socket), and wg_reduce_combine folds k of them in index order and
+ * applies the final step. python/warpgen/distributed.py does this over
+ * torch.distributed; README "Sharded reductions" tells how.
+ *
+ * The accumulator is the operator model's (src/tables.c): (value, index)
+ * for argmin/argmax, (count, mean, M2) for var/std, (max, sum of exp) for
+ * logsumexp, a scalar for the others (a user combine=: a scalar of the
+ * map's type). Its bytes are the device's little-endian struct: fields in
+ * order, each at a multiple of its size, the whole a multiple of the
+ * widest. */
+#define WG_ACCUMULATOR_MAX_FIELDS 4
+
+typedef struct wg_accumulator_field {
+  const char *name; /* "v", "i", "n", "mean", "m2", "m", "s"; "" for a
+                       scalar. Static: owned by the library, never freed */
+  wg_type type;     /* f32 for the values of f16/bf16 inputs */
+  size_t offset;    /* bytes from the accumulator's start */
+} wg_accumulator_field;
+
+typedef struct wg_accumulator_layout {
+  size_t size;      /* bytes of one accumulator (an array of k: k * size) */
+  size_t align;     /* the alignment its device address needs */
+  int nfields;
+  wg_accumulator_field fields[WG_ACCUMULATOR_MAX_FIELDS];
+  /* WG_OP_SUM, WG_OP_PROD, WG_OP_MIN or WG_OP_MAX when the accumulator is
+   * one integer whose combine an engine's own reduction of that type gives
+   * bit for bit in any order (sums and products wrap; min and max only for
+   * signed types): the shards' accumulators may then be all-reduced with
+   * it (e.g. NCCL's all_reduce) and finalized by a wg_reduce_combine of
+   * k = 1. WG_OP_NONE for every other accumulator (floats: their sums
+   * depend on the order; structs): gather the bytes and combine them. */
+  wg_operator native;
+} wg_accumulator_layout;
+
+/* Fills *out with the accumulator layout of a reduce-array (or reduce-rows)
+ * spec. WG_ESPEC for a spec wg_spec_validate rejects, WG_EINVAL for NULL or
+ * another primitive. Thread-safe; needs no context and no device. */
+WG_API int wg_reduce_accumulator(wg_accumulator_layout *out, const wg_spec *spec);
+
+/* Reduces one shard, the n elements of `inputs` (as wg_reduce_spec: the
+ * spec's ninputs device pointers, each n elements of its type), into one
+ * accumulator at device address `acc` (wg_reduce_accumulator's size,
+ * aligned to its align), without the final step. The shard is elements
+ * [base, base + n) of an array of `total` elements: the map's i is the
+ * global index base + e (so argmin/argmax store global indices) and its n
+ * is total. n == 0 stores the identity (no error, even for argmax: the
+ * combine decides). base < 0 or base + n > total is WG_EINVAL. The same
+ * kernel as wg_reduce_spec of the spec (one compile serves both); params,
+ * errors, asynchrony, determinism, streams and graphs as wg_reduce_spec. */
+WG_API int wg_reduce_partial(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
+                             size_t ninputs, uint64_t n, int64_t base, uint64_t total,
+                             const wg_scalar *params, size_t nparams, uint64_t acc,
+                             void *stream);
+
+/* Folds the k accumulators at device address `accs` (k * size bytes,
+ * aligned as wg_reduce_accumulator says; wg_reduce_partial's or bytes of
+ * the same layout from anywhere) left to right, in index order (shard 0
+ * first), then applies the spec's final step with n = total (the count of
+ * every shard together) and writes one element of
+ * wg_reduce_spec_output_type to `out`. One thread folds: the result is the
+ * same bits on every run and every device that gets the same bytes (it
+ * may differ in the last bits from wg_reduce_spec over the whole array,
+ * which folds in another order). k == 0 folds nothing (the identity's
+ * final step). total == 0 for argmin, argmax and norminf is WG_EINVAL, as
+ * in wg_reduce. params as wg_reduce_spec (var/std: the correction). The
+ * spec's input pointers are not read. Asynchronous on stream. */
+WG_API int wg_reduce_combine(wg_context *ctx, const wg_spec *spec, uint64_t accs,
+                             uint64_t k, uint64_t total, const wg_scalar *params,
+                             size_t nparams, uint64_t out, void *stream);
+
+/* The output type of a spec of a primitive that takes an operator
+ * (reduce-array, reduce-rows, and the warp reduce, allreduce, scan and
+ * exscan; its map, final and operator decide it), as a wg_type (>= 0);
+ * WG_ESPEC for a spec wg_spec_validate rejects, WG_EINVAL for NULL or
+ * another primitive. Thread-safe. */
 WG_API int wg_reduce_spec_output_type(const wg_spec *spec);
 
 /* ------------------------------------------------------------------------ */
+/* Histograms                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Counts the n keys of `in` (device pointer, elements of spec->type) into
+ * spec->bins bins at device address `out`: bins counters of spec->counts
+ * (u32, the default, or u64). The spec is a "histogram" (WG_HISTOGRAM),
+ * e.g. the text "histogram i32 bins=256", "histogram f32 bins=65536
+ * counts=u64" or "histogram f32 bins=100 map=\"(i32)(x * p0)\" params=f32".
+ * A key's bin:
+ *   - integer keys without map=: key k counts in bin k; keys < 0 or >=
+ *     bins are counted nowhere;
+ *   - float keys without map=: torch.histc's and CUB HistogramEven's rule
+ *     over the range [lo, hi] given as params[0].f64 and params[1].f64
+ *     (nparams 2): bin = floor((x - lo) * bins / (hi - lo)), computed in
+ *     f32 (f64 for f64 keys, f32 for f16/bf16 too) with lo and hi
+ *     converted to that type first; x == hi (and any x whose quotient
+ *     rounds up to bins) goes to the last bin; x < lo, x > hi and NaN are
+ *     counted nowhere. lo < hi, both finite and hi - lo finite in that
+ *     type, or WG_EINVAL;
+ *   - with map=: the expression (docs/expressions.md; x is the key, i its
+ *     index, n the length, p0.. the spec's params=) gives the bin, an
+ *     integer type; values outside [0, bins) are counted nowhere. params
+ *     holds exactly spec->nparams values, each in the member of its type.
+ * The call zeroes `out` itself (a memset on `stream` before the kernel),
+ * so every call is self-contained; n == 0 writes zeros and compiles
+ * nothing. Counts are exact: u32 counts wrap modulo 2^32 past 4294967295
+ * keys in one bin, u64 never in practice. The result is the same on every
+ * run (atomics add integers, whose order does not matter).
+ * Asynchronous on stream; no workspace, so calls may overlap on any
+ * streams and inside CUDA graph capture (the memset and the kernel are
+ * captured; make one call before capturing so that nothing compiles
+ * then). Returns WG_EINVAL for NULL ctx, a spec of another primitive,
+ * the wrong number of parameters or a bad range; WG_ESPEC for an invalid
+ * spec (bins outside 1..2^31-1, counts other than u32/u64, a map that
+ * is not an integer); WG_EALIGN / WG_ERANGE / WG_EINVAL for pointers as
+ * wg_reduce. The spec is read during the call only. */
+WG_API int wg_histogram(wg_context *ctx, const wg_spec *spec, uint64_t in, uint64_t n,
+                        const wg_scalar *params, size_t nparams, uint64_t out,
+                        void *stream);
+/* Stream compaction                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* Keeps the elements of an array for which a predicate holds, in their
+ * order (stable, as torch.masked_select), with optionally their indices,
+ * and writes how many were kept. spec is a "compact" spec, e.g. the one
+ * wg_spec_parse makes of
+ *     compact f32 pred="x > p0 && x == x" params=f32
+ * whose predicate (spec->map, written pred=; docs/expressions.md) reads x
+ * and the other inputs y z w (inputs=), the index i (i64), the length n
+ * and the parameters p0..p7 (params=); an element is kept when the
+ * predicate is non-zero (a NaN result keeps). A spec without a predicate
+ * keeps the non-zero elements (on the bits: -0.0 is zero, NaN is not).
+ *
+ * `inputs` holds spec->ninputs device pointers (at least 1), each n
+ * elements of its type (input 0: spec->type), any alignment of the
+ * element. `params` holds exactly spec->nparams values, each in the union
+ * member of its declared type; a new value compiles nothing.
+ *
+ * Outputs (device pointers; each must have room for n elements, since
+ * how many are kept is known only on the device):
+ *   out_values   the kept elements of input 0 (spec->type), or 0: not
+ *                wanted
+ *   out_indices  their indices, as int64, or 0: not wanted
+ *   out_count    one uint64: how many were kept (0 for n == 0), written
+ *                on the device; never 0
+ * Elements past the count are left as they were.
+ *
+ * The method: one launch, tiles of 256 threads x 64 bytes a thread taken
+ * in order from an atomic ticket; each warp ballots the predicate and
+ * counts with __popc, the block scans its warps' counts, and a decoupled
+ * look-back over the earlier tiles' counts gives the tile its place in the
+ * output (counts are integers, so the result is the same on every run).
+ * Asynchronous on stream; nothing waits on the host.
+ *
+ * Workspace: a launch of more than one tile needs 8 bytes a tile after a
+ * reduction's workspace (see wg_reduce), taken from the same per-stream
+ * pool and under graph capture from the graph; the first call on a
+ * stream needing more than its workspace holds waits for that workspace's
+ * last launch, frees it and allocates one of the next power-of-two size
+ * (once, like the first allocation). The kernel leaves its workspace ready
+ * for the next launch with no memset.
+ *
+ * Errors: WG_EINVAL for NULL ctx/spec/inputs/out_count, a spec of another
+ * primitive, a count of inputs or params that does not match the spec;
+ * WG_ESPEC for an invalid spec; WG_EALIGN / WG_ERANGE for pointers that
+ * are not aligned to their element or buffers that would wrap; the spec is
+ * read during the call only. Streams and graphs as wg_reduce. */
+WG_API int wg_compact(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
+                      size_t ninputs, uint64_t n, const wg_scalar *params,
+                      size_t nparams, uint64_t out_values, uint64_t out_indices,
+                      uint64_t out_count, void *stream);
 /* Fused row kernels: softmax, log_softmax, layernorm, rmsnorm              */
 /* ------------------------------------------------------------------------ */
 

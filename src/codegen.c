@@ -52,9 +52,24 @@ int wg_kernel_name(char *buf, size_t size, const wg_spec *spec) {
   return n;
 }
 
+/* Does the accumulator of spec need a struct (fields shuffled one by one)? */
+static bool acc_is_struct(const wg_spec *s) {
+  return !s->combine && wg_operators[s->op].acc[0].name != NULL;
+}
+
+/* The bytes a thread's slot of the smem variant holds: any scalar or an
+ * element's bits in 8; the struct accumulators, (count, mean, M2) of f64
+ * the widest, in 32 (the templates assert it). */
+static unsigned smem_slot(const wg_spec *s) { return acc_is_struct(s) ? 32u : 8u; }
+
 static size_t warp_shared_bytes(const wg_spec *concrete, unsigned block_size) {
-  /* 8 bytes a thread holds any accumulator or element bits. */
-  return concrete->variant == WG_VARIANT_SMEM ? (size_t)block_size * 8u : 0;
+  return concrete->variant == WG_VARIANT_SMEM ? (size_t)block_size * smem_slot(concrete)
+                                              : 0;
+}
+
+bool wg_codegen_warp_takes_params(const wg_spec *s) {
+  return wg_primitives[s->primitive].is_warp && wg_primitives[s->primitive].takes_operator &&
+         (wg_spec_has_expr(s) || (!s->combine && wg_operators[s->op].nparams > 0));
 }
 
 size_t wg_codegen_shared_bytes(const wg_spec *concrete, unsigned block_size) {
@@ -324,6 +339,7 @@ typedef struct body_plan {
   const char *shuffle;  /* one step of the exchange loop */
   const char *redux;    /* instead of a loop: one redux.sync */
   const char *finish;   /* lines after the loop */
+  const char *from_lane0; /* allreduce down: the shuffle after the loop */
   const char *shift;    /* scans, vec layout: v from the lane before */
   const char *store;    /* how the result is written */
   const char *exchange; /* broadcast, vote: the whole exchange */
@@ -333,25 +349,27 @@ typedef struct body_plan {
 } body_plan;
 
 static const char *const store_group =
-    "    if (glane == 0 && valid) out[i / WG_WIDTH] = wg_store(v);\n";
-static const char *const store_each = "    if (valid) out[i] = wg_store(v);\n";
+    "    if (glane == 0 && valid) out[i / WG_WIDTH] = WG_FINAL(v, i);\n";
+static const char *const store_each = "    if (valid) out[i] = WG_FINAL(v, i);\n";
 static const char *const vec_store_group =
     "#pragma unroll\n"
     "      for (int k = 0; k < WG_VEC / WG_SUB; k++)\n"
     "        if ((WG_LANES == 1 || glane == 0) && WG_VALID(k * WG_SUB))\n"
-    "          out[(e + k * WG_SUB) / WG_WIDTH] = wg_store(p[k]);\n";
+    "          out[(e + k * WG_SUB) / WG_WIDTH] = WG_FINAL(p[k], e + k * WG_SUB);\n";
 static const char *const vec_store_each =
-    "      wg_elem y[WG_VEC];\n"
+    "      wg_out y[WG_VEC];\n"
     "#pragma unroll\n"
-    "      for (int j = 0; j < WG_VEC; j++) y[j] = wg_store(p[j / WG_SUB]);\n"
+    "      for (int j = 0; j < WG_VEC; j++) y[j] = WG_FINAL(p[j / WG_SUB], e + j);\n"
     "      wg_put(out, e, y, vector, full, n);\n";
 static const char *const vec_store_scan =
     "#pragma unroll\n"
-    "        for (int j = 0; j < WG_SUB; j++) y[k * WG_SUB + j] = wg_store(a[j]);\n";
+    "        for (int j = 0; j < WG_SUB; j++)\n"
+    "          y[k * WG_SUB + j] = WG_FINAL(a[j], e + k * WG_SUB + j);\n";
 static const char *const vec_store_exscan =
-    "        y[k * WG_SUB] = wg_store(lead);\n"
+    "        y[k * WG_SUB] = WG_FINAL(lead, e + k * WG_SUB);\n"
     "#pragma unroll\n"
-    "        for (int j = 1; j < WG_SUB; j++) y[k * WG_SUB + j] = wg_store(a[j - 1]);\n";
+    "        for (int j = 1; j < WG_SUB; j++)\n"
+    "          y[k * WG_SUB + j] = WG_FINAL(a[j - 1], e + k * WG_SUB + j);\n";
 
 static body_plan plan_for(const wg_spec *s) {
   body_plan b = {0};
@@ -365,7 +383,7 @@ static body_plan plan_for(const wg_spec *s) {
     switch (s->variant) {
     case WG_VARIANT_DOWN:
       b.shuffle = "__shfl_down_sync(gmask, v, offset, WG_LANES)";
-      if (all) b.finish = "v = __shfl_sync(gmask, v, 0, WG_LANES); /* from lane 0 */";
+      if (all) b.from_lane0 = "__shfl_sync(gmask, v, 0, WG_LANES)";
       break;
     case WG_VARIANT_XOR: b.shuffle = "__shfl_xor_sync(gmask, v, offset, WG_LANES)"; break;
     case WG_VARIANT_IDX: b.shuffle = "__shfl_sync(gmask, v, glane ^ offset, WG_LANES)"; break;
@@ -418,10 +436,24 @@ static body_plan plan_for(const wg_spec *s) {
   return b;
 }
 
+/* `o` (declared by the caller) = `shuffle` of the accumulator v, field by
+ * field (a shuffle moves at most 64 bits): each line is the shuffle with
+ * its operand ", v, " made ", v.FIELD, ". */
+static void shuffle_fields(wg_buf *out, const char *shuffle, const wg_operator_info *o,
+                           const char *in) {
+  const char *operand = strstr(shuffle, ", v, ");
+  for (int f = 0; operand && f < WG_ACC_MAX_FIELDS && o->acc[f].name; f++) {
+    wg_buf_printf(out, "%s  o.%s = ", in, o->acc[f].name);
+    wg_buf_append(out, shuffle, (size_t)(operand - shuffle));
+    wg_buf_printf(out, ", v.%s, %s;\n", o->acc[f].name, operand + strlen(", v, "));
+  }
+}
+
 /* The exchange of a reduction or scan across WG_LANES lanes, indented by
  * `in`: a shuffle loop (or one redux.sync), then the finish. */
 static void exchange_text(wg_buf *out, const body_plan *b, const wg_spec *s,
                           const char *in) {
+  const bool each = acc_is_struct(s);
   const bool scan = s->primitive == WG_SCAN || s->primitive == WG_EXSCAN;
   if (b->redux) {
     wg_buf_printf(out, "%sv = (wg_acc)%s(gmask, (%s)v); /* one redux.sync */\n", in,
@@ -439,21 +471,77 @@ static void exchange_text(wg_buf *out, const body_plan *b, const wg_spec *s,
       wg_buf_printf(out, "%s{\n%s  const wg_acc before = %s;\n"
                     "%s  v = glane ? before : wg_identity();\n%s}\n",
                     in, in, b->shift, in, in);
-  } else if (b->shuffle) {
+  } else if (b->shuffle && !each) {
     wg_buf_printf(out,
                   "#pragma unroll\n"
                   "%sfor (unsigned offset = WG_LANES / 2; offset > 0; offset /= 2)\n"
                   "%s  v = wg_combine(v, %s);\n", in, in, b->shuffle);
-    if (b->finish) wg_buf_printf(out, "%s%s\n", in, b->finish);
+    if (b->from_lane0) wg_buf_printf(out, "%sv = %s; /* from lane 0 */\n", in, b->from_lane0);
+  } else if (b->shuffle) {
+    const wg_operator_info *o = &wg_operators[s->op];
+    wg_buf_printf(out,
+                  "#pragma unroll\n"
+                  "%sfor (unsigned offset = WG_LANES / 2; offset > 0; offset /= 2) {\n"
+                  "%s  wg_acc o; /* the other lane's accumulator */\n", in, in);
+    shuffle_fields(out, b->shuffle, o, in);
+    wg_buf_printf(out, "%s  v = wg_combine(v, o);\n%s}\n", in, in);
+    if (b->from_lane0) {
+      wg_buf_printf(out, "%s{ /* from lane 0 */\n%s  wg_acc o;\n", in, in);
+      shuffle_fields(out, b->from_lane0, o, in);
+      wg_buf_printf(out, "%s  v = o;\n%s}\n", in, in);
+    }
   } /* smem: the template holds its own exchange */
+}
+
+/* The lines an operator primitive's kernel adds after the prelude: the
+ * group's count, how an element becomes an accumulator (WG_MAP, with the
+ * element's global index) and how a result is written (WG_FINAL, with the
+ * group's count); and
+ * the kernel's extra arguments (the parameters and inputs y, z, w of the
+ * _ex ABI) or, in the plain ABI, the parameters' absence. */
+static void operator_lines(wg_buf *pre, wg_buf *abi, wg_buf *locals, const wg_spec *s) {
+  const bool elementwise = wg_spec_has_expr(s) && wg_spec_elementwise(s);
+  wg_buf_puts(pre, "/* Elements of the group whose first element is `first` (< WG_WIDTH "
+                   "at the end). */\n"
+                   "#define WG_GROUP_COUNT(first) ((n) - (first) < (unsigned long long)WG_WIDTH "
+                   "? (n) - (first) : (unsigned long long)WG_WIDTH)\n"
+                   "/* Element x at global index `at` as an accumulator. */\n");
+  if (elementwise)
+    wg_buf_puts(pre, "#define WG_MAP(x, at) wg_map((x), (long long)(at), wg_in, (at), "
+                     "(long long)WG_GROUP_COUNT((at) & ~(WG_WIDTH - 1ull)), params)\n");
+  else
+    wg_buf_puts(pre, "#define WG_MAP(x, at) wg_map((x), (long long)(at))\n");
+  wg_buf_puts(pre, "/* The output of accumulator v of the group holding element `at`. */\n"
+                   "#define WG_FINAL(v, at) wg_finalize((v), "
+                   "WG_GROUP_COUNT((at) & ~(WG_WIDTH - 1ull)), params)\n");
+  if (!wg_codegen_warp_takes_params(s)) {
+    wg_buf_puts(locals, "  const wg_params params = {}; /* the plain ABI: no step reads "
+                        "parameters */\n");
+    return;
+  }
+  wg_buf_puts(pre, "#define WG_EX_ABI 1 /* the kernel takes parameters and inputs y, z, w */\n");
+  wg_buf_puts(abi, ",\n    const wg_params params, const void *wg_y, const void *wg_z, "
+                   "const void *wg_w");
+  if (elementwise)
+    wg_buf_puts(locals, "  wg_inputs wg_in; /* every input, read at the element's index */\n"
+                        "  wg_in.x = in;\n"
+                        "  wg_in.y = (decltype(wg_in.y))wg_y;\n"
+                        "  wg_in.z = (decltype(wg_in.z))wg_z;\n"
+                        "  wg_in.w = (decltype(wg_in.w))wg_w;\n");
+  else
+    wg_buf_puts(locals, "  (void)wg_y; (void)wg_z; (void)wg_w; /* only x is read */\n");
 }
 
 static int codegen_warp(wg_context *ctx, wg_buf *out, const wg_spec *s) {
   const bool vec = s->layout == WG_LAYOUT_VEC;
+  const bool takes_op = wg_primitives[s->primitive].takes_operator;
   body_plan plan = plan_for(s);
-  char spec_text[256], kernel[128], width[16], group_mask[96], width_mask[32],
-      lane_def[64], summary[256], vec_def[16], unroll[16];
-  wg_spec_format(spec_text, sizeof spec_text, s);
+  char kernel[128], width[16], group_mask[96], width_mask[32],
+      lane_def[64], summary[256], vec_def[16], unroll[16], shared[192];
+  const int spec_len = wg_spec_format(NULL, 0, s);
+  char *spec_text = spec_len > 0 ? malloc((size_t)spec_len + 1) : NULL;
+  if (!spec_text) return wg_fail(ctx, WG_ENOMEM, "out of memory");
+  wg_spec_format(spec_text, (size_t)spec_len + 1, s);
   wg_kernel_name(kernel, sizeof kernel, s);
   snprintf(width, sizeof width, "%d", s->width);
   snprintf(group_mask, sizeof group_mask, s->width == 32 ? "0xffffffffu"
@@ -465,12 +553,18 @@ static int codegen_warp(wg_context *ctx, wg_buf *out, const wg_spec *s) {
            variant_summaries[s->variant]);
   snprintf(vec_def, sizeof vec_def, "%d", vec_elements(s));
   snprintf(unroll, sizeof unroll, "%d", vec_unroll(s));
+  shared[0] = '\0';
+  if (s->variant == WG_VARIANT_SMEM)
+    snprintf(shared, sizeof shared,
+             "  extern __shared__ unsigned long long wg_smem[]; /* %u bytes a thread */\n%s",
+             smem_slot(s), !takes_op ? "" : acc_is_struct(s)
+             ? "  static_assert(sizeof(wg_acc) <= 32, \"a thread's shared slot\");\n" : "");
   const char *out_type = s->primitive == WG_BALLOT || s->primitive == WG_MATCH
                              ? "unsigned int"
                          : s->primitive == WG_ANY || s->primitive == WG_ALL ? "int"
-                                                                            : "wg_elem";
+                         : takes_op ? "wg_out" : "wg_elem";
 
-  wg_buf body = {0}, prelude = {0}, exchange = {0};
+  wg_buf body = {0}, prelude = {0}, exchange = {0}, pre = {0}, abi = {0}, locals = {0};
   if (plan.exchange)
     wg_buf_puts(&exchange, plan.exchange);
   else
@@ -492,31 +586,35 @@ static int codegen_warp(wg_context *ctx, wg_buf *out, const wg_spec *s) {
                             WG_COUNT_OF(body_vars));
   }
   if (!rc) {
-    wg_buf pre = {0};
+    wg_buf_puts(&pre, prelude.data);
     if (s->primitive == WG_BROADCAST)
-      wg_buf_printf(&pre, "%s#define WG_LANE %s /* the source lane */\n",
-                    prelude.data, lane_def);
+      wg_buf_printf(&pre, "#define WG_LANE %s /* the source lane */\n", lane_def);
+    if (takes_op) operator_lines(&pre, &abi, &locals, s);
     const wg_template_var vars[] = {
       {"spec", spec_text},
       {"version", WG_VERSION_STRING},
       {"summary", summary},
-      {"prelude", pre.data ? pre.data : prelude.data},
+      {"prelude", pre.data},
       {"width", width},
       {"vec", vec_def},
       {"unroll", unroll},
       {"kernel", kernel},
       {"out_type", out_type},
-      {"shared", s->variant == WG_VARIANT_SMEM
-                     ? "  extern __shared__ unsigned long long wg_smem[]; /* 8 bytes a thread */\n"
-                     : ""},
+      {"abi", abi.data ? abi.data : ""},
+      {"abi_locals", locals.data ? locals.data : ""},
+      {"shared", shared},
       {"group_mask", group_mask},
       {"body", body.data},
     };
-    rc = pre.failed ? wg_fail(ctx, WG_ENOMEM, "out of memory")
-                    : wg_template_render(ctx, out, vec ? "warp_vec_kernel.cu" : "warp_kernel.cu",
-                                         vars, WG_COUNT_OF(vars));
-    wg_buf_free(&pre);
+    rc = pre.failed || abi.failed || locals.failed
+             ? wg_fail(ctx, WG_ENOMEM, "out of memory")
+             : wg_template_render(ctx, out, vec ? "warp_vec_kernel.cu" : "warp_kernel.cu",
+                                  vars, WG_COUNT_OF(vars));
   }
+  free(spec_text);
+  wg_buf_free(&pre);
+  wg_buf_free(&abi);
+  wg_buf_free(&locals);
   wg_buf_free(&exchange);
   wg_buf_free(&body);
   wg_buf_free(&prelude);

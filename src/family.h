@@ -62,6 +62,10 @@ extern const wg_family wg_family_reduce_array;
 extern const wg_family wg_family_reduce_rows;
 /* fam_rownorm.c: softmax, log_softmax, layernorm, rmsnorm rows */
 extern const wg_family wg_family_rownorm;
+/* fam_hist.c: histograms */
+extern const wg_family wg_family_histogram;
+/* fam_compact.c: stream compaction */
+extern const wg_family wg_family_compact;
 
 /* The family of a primitive in range. */
 static inline const wg_family *wg_family_of(wg_primitive p) {

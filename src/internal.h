@@ -24,7 +24,8 @@
  *   kernel.c    cubin -> loaded module and function, per context
  *   workspace.c scratch device memory for the reductions, pooled per context
  *   generate.c  the public wg_source / wg_ptx / wg_cubin
- *   launch.c    the calls users make: warp primitives (reduce.c: reductions)
+ *   launch.c    the calls users make: warp primitives (reduce.c: reductions;
+ *               partial.c: sharded reductions, a shard and the combine)
  *   context.c   creating and destroying a context
  *
  * Nothing before driver.c touches the CUDA driver: the architecture is an
@@ -188,7 +189,9 @@ typedef struct wg_operator_info {
   unsigned nparams;      /* kernel parameters p0.. the final step reads */
   const double *param_defaults; /* their values when a call gives none */
   const char *redux;     /* warp: __reduce_*_sync name, NULL if none */
-  bool warp;             /* available to the warp primitives */
+  bool warp;             /* available to the warp reduce and allreduce */
+  bool scan;             /* a prefix of it means something: the warp scans
+                            take it (a scalar accumulator, final = r) */
 } wg_operator_info;
 
 struct wg_family; /* family.h */
@@ -322,8 +325,16 @@ int wg_codegen(wg_context *ctx, char **out, const wg_spec *concrete);
  *                                   unsigned long long n)
  * NAME from wg_kernel_name; any grid, blocks a multiple of 32 threads up to
  * 1024; a grid-stride loop over warps; outputs as described at wg_primitive
- * (reduce: STORAGE per group, ballot/match: uint32, any/all: int32). */
+ * (reduce, allreduce, scans: the operator's output type, see
+ * wg_spec_out_type; ballot/match: uint32, any/all: int32). A spec for
+ * which wg_codegen_warp_takes_params holds takes the _ex ABI, four more:
+ *   ..., const wg_params params, const void *y, const void *z,
+ *        const void *w)
+ * (the parameter block of the reductions; inputs 1..3, NULL when absent). */
 size_t wg_codegen_shared_bytes(const wg_spec *concrete, unsigned block_size);
+/* Does the warp-primitive kernel of spec take the _ex ABI (expressions,
+ * inputs, parameters, or an operator with a parameter such as var's)? */
+bool wg_codegen_warp_takes_params(const wg_spec *spec);
 /* Elements one thread takes per trip of a warp-primitive kernel's loop: 1
  * in the lane layout, 16 bytes times the loads in flight in the vec layout.
  * launch.c sizes the grid by it. */

@@ -149,7 +149,18 @@ static int choose_defaults(wg_context *ctx, const wg_driver_api *api,
                    k->name, k->max_block_size);
   int per_sm = 0;
   size_t shared = wg_codegen_shared_bytes(&k->spec, block);
-  int status = wg_cuda_status(
+  int status = WG_OK;
+  /* Past the 48 KiB default a kernel must opt in before the occupancy
+   * question counts its shared memory (a family's: histograms). */
+  if (shared > 48u * 1024u &&
+      shared <= (size_t)ctx->device->max_shared_per_block_optin) {
+    status = wg_cuda_status(ctx, api->FuncSetAttribute(k->function,
+                                CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                (int)shared), "cuFuncSetAttribute");
+    if (status != WG_OK) return status;
+    k->shared_optin_bytes = (int)shared;
+  }
+  status = wg_cuda_status(
       ctx,
       api->OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->function,
                                                      (int)block, shared),

@@ -9,6 +9,7 @@
  */
 #include "driver.h"
 #include "kernel.h"
+#include "reduce.h"
 
 #include <stdio.h>
 
@@ -54,7 +55,11 @@ int wg_output_shape(uint64_t *count, size_t *elem_size, const wg_spec *spec,
   uint64_t width = (uint64_t)spec->width;
   /* n / width rounded up, written so that it cannot overflow. */
   *count = rule->one_per_group ? n / width + (n % width != 0) : n;
-  *elem_size = rule->fixed_size ? rule->fixed_size : wg_type_size(spec->type);
+  /* The operator primitives write the operator's (or final='s) type. */
+  *elem_size = rule->fixed_size ? rule->fixed_size
+               : wg_primitives[spec->primitive].takes_operator
+                   ? wg_type_size(wg_spec_out_type(&fields))
+                   : wg_type_size(spec->type);
   return WG_OK;
 }
 
@@ -156,19 +161,13 @@ static int allow_shared(wg_context *ctx, const wg_driver_api *api,
   return status;
 }
 
-int wg_warp_launch(wg_context *ctx, const wg_kernel *kernel, uint64_t in,
-                   uint64_t out, uint64_t n, void *stream,
-                   const wg_launch_config *config) {
-  if (!ctx)
-    return WG_EINVAL;
-  if (!kernel)
-    return wg_fail(ctx, WG_EINVAL, "wg_warp_launch: NULL kernel");
+/* The launch of any warp kernel: inputs holds the spec's inputs (one but
+ * for specs with inputs=), kparams the parameter block of the _ex ABI. */
+static int warp_launch(wg_context *ctx, const wg_kernel *kernel, const uint64_t *inputs,
+                       uint64_t out, uint64_t n, const wg_scalar *kparams, void *stream,
+                       const wg_launch_config *config) {
   const wg_spec *spec = &kernel->spec;
-  if (!is_warp_primitive(spec->primitive))
-    return wg_fail(ctx, WG_EINVAL,
-                   "%s is not a warp primitive: use wg_reduce or "
-                   "wg_reduce_rows",
-                   kernel->name);
+  const uint64_t in = inputs[0];
   if (n == 0) {
     wg_errmsg_clear(ctx);
     return WG_OK;
@@ -179,6 +178,9 @@ int wg_warp_launch(wg_context *ctx, const wg_kernel *kernel, uint64_t in,
   if (status != WG_OK)
     return wg_fail(ctx, status, "no output shape for %s", kernel->name);
   status = wg_check_device_buffer(ctx, "input", in, n, wg_type_size(spec->type));
+  for (int k = 1; status == WG_OK && k < spec->ninputs; k++)
+    status = wg_check_device_buffer(ctx, "input", inputs[k], n,
+                                    wg_type_size(spec->inputs[k]));
   if (status == WG_OK)
     status = wg_check_device_buffer(ctx, "output", out, out_count, out_size);
   if (status != WG_OK)
@@ -197,9 +199,13 @@ int wg_warp_launch(wg_context *ctx, const wg_kernel *kernel, uint64_t in,
   if (status == WG_OK)
     status = allow_shared(ctx, api, (wg_kernel *)kernel, shared);
   if (status == WG_OK) {
-    CUdeviceptr in_ptr = (CUdeviceptr)in, out_ptr = (CUdeviceptr)out;
+    CUdeviceptr in_ptr = (CUdeviceptr)in, out_ptr = (CUdeviceptr)out, more[3] = {0, 0, 0};
+    for (int k = 1; k < spec->ninputs && k < WG_MAX_INPUTS; k++)
+      more[k - 1] = (CUdeviceptr)inputs[k];
     unsigned long long count = (unsigned long long)n;
-    void *params[] = {&in_ptr, &out_ptr, &count};
+    /* kparams: the parameter block, passed by value (64 bytes). */
+    void *params[] = {&in_ptr, &out_ptr, &count, (void *)kparams, &more[0], &more[1],
+                      &more[2]};
     status = wg_cuda_status(
         ctx,
         api->LaunchKernel(kernel->function, grid, 1, 1, block, 1, 1,
@@ -212,11 +218,55 @@ int wg_warp_launch(wg_context *ctx, const wg_kernel *kernel, uint64_t in,
   return status;
 }
 
+/* The kernel's arguments beyond (in, out, n) from the caller's: checked
+ * against the spec (wg_spec_call_args), the parameters at their defaults
+ * when none are given. */
+static int warp_args(wg_context *ctx, const wg_kernel *kernel, const uint64_t *inputs,
+                     size_t ninputs, const wg_scalar *params, size_t nparams,
+                     wg_scalar kparams[WG_MAX_PARAMS]) {
+  if (!kernel)
+    return wg_fail(ctx, WG_EINVAL, "wg_warp_launch: NULL kernel");
+  if (!is_warp_primitive(kernel->spec.primitive))
+    return wg_fail(ctx, WG_EINVAL,
+                   "%s is not a warp primitive: use wg_reduce or "
+                   "wg_reduce_rows",
+                   kernel->name);
+  return wg_spec_call_args(ctx, &kernel->spec, inputs, ninputs, params, nparams, kparams);
+}
+
+int wg_warp_launch(wg_context *ctx, const wg_kernel *kernel, uint64_t in,
+                   uint64_t out, uint64_t n, void *stream,
+                   const wg_launch_config *config) {
+  return wg_warp_launch_ex(ctx, kernel, &in, 1, n, NULL, 0, out, stream, config);
+}
+
+int wg_warp_launch_ex(wg_context *ctx, const wg_kernel *kernel, const uint64_t *inputs,
+                      size_t ninputs, uint64_t n, const wg_scalar *params,
+                      size_t nparams, uint64_t out, void *stream,
+                      const wg_launch_config *config) {
+  if (!ctx)
+    return WG_EINVAL;
+  wg_scalar kparams[WG_MAX_PARAMS];
+  int status = warp_args(ctx, kernel, inputs, ninputs, params, nparams, kparams);
+  if (status != WG_OK)
+    return status;
+  return warp_launch(ctx, kernel, inputs, out, n, kparams, stream, config);
+}
+
 int wg_warp(wg_context *ctx, const wg_spec *spec, uint64_t in, uint64_t out,
             uint64_t n, void *stream) {
+  return wg_warp_ex(ctx, spec, &in, 1, n, NULL, 0, out, stream);
+}
+
+int wg_warp_ex(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
+               size_t ninputs, uint64_t n, const wg_scalar *params, size_t nparams,
+               uint64_t out, void *stream) {
+  if (!ctx)
+    return WG_EINVAL;
   wg_kernel *kernel = NULL;
   int status = wg_kernel_get(ctx, &kernel, spec);
   if (status != WG_OK)
     return status;
-  return wg_warp_launch(ctx, kernel, in, out, n, stream, NULL);
+  return wg_warp_launch_ex(ctx, kernel, inputs, ninputs, n, params, nparams, out, stream,
+                           NULL);
 }

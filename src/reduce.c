@@ -131,21 +131,24 @@ static void *element_inputs(const wg_spec_facts *f, const uint64_t *inputs,
   return all;
 }
 
-/* A reduction of a valid spec (its facts); inputs holds its ninputs
- * pointers. */
-static int reduce_array(wg_context *ctx, const wg_spec_facts *f, const uint64_t *inputs,
-                        uint64_t n, wg_scalar *kparams, uint64_t out, void *stream) {
+int wg_reduce_array_run(wg_context *ctx, const wg_spec_facts *f, const uint64_t *inputs,
+                        uint64_t n, wg_scalar *kparams, uint64_t out,
+                        const wg_shard *shard, void *stream) {
   const uint64_t in = inputs[0];
   const wg_spec spec = f->canonical;
   const wg_type type = spec.type;
   const wg_operator op = spec.op;
+  const wg_shard whole = {0, n, false};
+  if (!shard) shard = &whole;
   int status = WG_OK;
-  if (n == 0 && (status = check_nonempty(ctx, op, "an empty array"))) return status;
+  /* An empty shard is fine: its accumulator is the identity. */
+  if (n == 0 && !shard->partial && (status = check_nonempty(ctx, op, "an empty array")))
+    return status;
   const size_t size = wg_types[type].size;
   status = wg_check_device_buffer(ctx, "input", in, n, size);
   for (int k = 1; status == WG_OK && k < spec.ninputs; k++)
     status = wg_check_device_buffer(ctx, "input", inputs[k], n, wg_types[spec.inputs[k]].size);
-  if (status == WG_OK)
+  if (status == WG_OK && !shard->partial) /* partial.c checks the accumulator's */
     status = wg_check_device_buffer(ctx, "output", out, 1, wg_types[f->out_type].size);
   if (status != WG_OK) return status;
 
@@ -163,9 +166,11 @@ static int reduce_array(wg_context *ctx, const wg_spec_facts *f, const uint64_t 
 
   CUdeviceptr in_ptr = (CUdeviceptr)in, out_ptr = (CUdeviceptr)out, workspace = 0;
   CUdeviceptr all_inputs[WG_MAX_INPUTS];
-  unsigned long long count = (unsigned long long)n;
+  unsigned long long count = (unsigned long long)n, total = shard->total;
+  long long base = shard->base;
+  int partial = shard->partial ? 1 : 0;
   void *params[] = {element_inputs(f, inputs, all_inputs, &in_ptr), &count, &out_ptr,
-                    kparams, &workspace};
+                    kparams, &workspace, &base, &total, &partial};
   /* One block folds alone; more share one ticket. */
   return launch(ctx, k, grid, params, &workspace, grid > 1 ? sizeof(unsigned) : 0,
                 stream);
@@ -190,7 +195,7 @@ int wg_reduce_ex(wg_context *ctx, const wg_reduction *reduction, const uint64_t 
   if (status == WG_OK)
     status = reduce_spec(ctx, &facts, WG_REDUCE_ARRAY, reduction->type, reduction->op);
   if (status != WG_OK) return status;
-  return reduce_array(ctx, &facts, inputs, n, kparams, out, stream);
+  return wg_reduce_array_run(ctx, &facts, inputs, n, kparams, out, NULL, stream);
 }
 
 static int reduce_rows(wg_context *ctx, const wg_spec_facts *f, const uint64_t *inputs,
@@ -320,18 +325,21 @@ int wg_reduce_rows_ex(wg_context *ctx, const wg_reduction *reduction,
   return reduce_rows(ctx, &facts, inputs, rows, cols, row_stride, kparams, out, stream);
 }
 
-/* The arguments of a spec call: the spec's facts (valid, of `primitive`),
- * its inputs, and the kernel's parameter block: the spec's own parameters
- * when it declares any, else the operator's (with their defaults). */
-static int spec_args(wg_context *ctx, wg_spec_facts *facts, const wg_spec *spec,
-                     wg_primitive primitive, const uint64_t *inputs, size_t ninputs,
-                     const wg_scalar *params, size_t nparams,
-                     wg_scalar kparams[WG_MAX_PARAMS]) {
+int wg_reduce_spec_args(wg_context *ctx, wg_spec_facts *facts, const wg_spec *spec,
+                        wg_primitive primitive, const uint64_t *inputs, size_t ninputs,
+                        const wg_scalar *params, size_t nparams,
+                        wg_scalar kparams[WG_MAX_PARAMS]) {
   int status = wg_spec_facts_get(ctx, spec, facts);
   if (status != WG_OK) return status;
   if (spec->primitive != primitive)
     return wg_fail(ctx, WG_EINVAL, "the spec is a '%s', not a '%s'",
                    wg_primitives[spec->primitive].name, wg_primitives[primitive].name);
+  return wg_spec_call_args(ctx, spec, inputs, ninputs, params, nparams, kparams);
+}
+
+int wg_spec_call_args(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
+                      size_t ninputs, const wg_scalar *params, size_t nparams,
+                      wg_scalar kparams[WG_MAX_PARAMS]) {
   const size_t want = spec->ninputs < 1 ? 1 : (size_t)spec->ninputs;
   if (!inputs || ninputs != want)
     return wg_fail(ctx, WG_EINVAL, "the spec reads %zu input%s, %zu pointer%s given", want,
@@ -355,10 +363,10 @@ int wg_reduce_spec(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
   if (!ctx) return WG_EINVAL;
   wg_scalar kparams[WG_MAX_PARAMS];
   wg_spec_facts facts;
-  int status = spec_args(ctx, &facts, spec, WG_REDUCE_ARRAY, inputs, ninputs, params,
+  int status = wg_reduce_spec_args(ctx, &facts, spec, WG_REDUCE_ARRAY, inputs, ninputs, params,
                          nparams, kparams);
   if (status != WG_OK) return status;
-  return reduce_array(ctx, &facts, inputs, n, kparams, out, stream);
+  return wg_reduce_array_run(ctx, &facts, inputs, n, kparams, out, NULL, stream);
 }
 
 int wg_reduce_rows_spec(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
@@ -368,7 +376,7 @@ int wg_reduce_rows_spec(wg_context *ctx, const wg_spec *spec, const uint64_t *in
   if (!ctx) return WG_EINVAL;
   wg_scalar kparams[WG_MAX_PARAMS];
   wg_spec_facts facts;
-  int status = spec_args(ctx, &facts, spec, WG_REDUCE_ROWS, inputs, ninputs, params,
+  int status = wg_reduce_spec_args(ctx, &facts, spec, WG_REDUCE_ROWS, inputs, ninputs, params,
                          nparams, kparams);
   if (status != WG_OK) return status;
   return reduce_rows(ctx, &facts, inputs, rows, cols, row_stride, kparams, out, stream);
@@ -390,7 +398,6 @@ int wg_reduce_spec_output_type(const wg_spec *spec) {
   if (!spec) return WG_EINVAL;
   int status = wg_spec_validate(NULL, spec);
   if (status != WG_OK) return status;
-  if (spec->primitive != WG_REDUCE_ARRAY && spec->primitive != WG_REDUCE_ROWS)
-    return WG_EINVAL;
+  if (!wg_primitives[spec->primitive].takes_operator) return WG_EINVAL;
   return (int)wg_spec_out_type(spec);
 }

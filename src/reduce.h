@@ -37,6 +37,15 @@
 #define WG_WORKSPACE_BYTES \
   (WG_WORKSPACE_TICKET_BYTES + WG_WORKSPACE_PARTIALS * WG_WORKSPACE_PARTIAL_BYTES)
 
+/* The inputs and parameter block of a call with a validated spec: `inputs`
+ * must hold max(1, spec->ninputs) pointers; kparams gets the spec's own
+ * parameters (exactly spec->nparams given) or, when it declares none, the
+ * operator's with their defaults. WG_OK or WG_EINVAL with a message. Used
+ * by the reductions and the warp primitives' _ex calls. */
+int wg_spec_call_args(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
+                      size_t ninputs, const wg_scalar *params, size_t nparams,
+                      wg_scalar kparams[WG_MAX_PARAMS]);
+
 /* How a reduce-rows kernel maps rows onto threads. */
 typedef struct wg_rows_shape {
   bool long_rows;       /* a warp or blocks per row (split chosen at launch) */
@@ -63,5 +72,33 @@ wg_rows_shape wg_rows_shape_for(wg_type type, int64_t cols);
  * a shape share one kernel (and one compile); tiny rows (the packed path
  * unrolls over their exact length) get their own. 0 for long rows. */
 int64_t wg_rows_spec_cols(wg_type type, uint64_t cols);
+
+/* Which part of a larger array a whole-array launch reduces
+ * (wg_reduce_partial, partial.c): element e of the launch is index
+ * base + e of `total` elements (what map's i and n and the final step
+ * see), and with `partial` the kernel stores its accumulator, not the
+ * output. */
+typedef struct wg_shard {
+  int64_t base;
+  uint64_t total;
+  bool partial;
+} wg_shard;
+
+/* A whole-array reduction of a valid reduce-array spec (its facts;
+ * reduce.c): inputs holds its ninputs pointers, kparams the kernel's
+ * parameter block. shard NULL: the whole array, out its output (checked
+ * here); else out is the accumulator when shard->partial, which the caller
+ * checks. */
+int wg_reduce_array_run(wg_context *ctx, const wg_spec_facts *facts,
+                        const uint64_t *inputs, uint64_t n, wg_scalar *kparams,
+                        uint64_t out, const wg_shard *shard, void *stream);
+
+/* The arguments of a spec call: the spec's facts (valid, of `primitive`),
+ * its inputs, and the kernel's parameter block: the spec's own parameters
+ * when it declares any, else the operator's (with their defaults). */
+int wg_reduce_spec_args(wg_context *ctx, wg_spec_facts *facts, const wg_spec *spec,
+                        wg_primitive primitive, const uint64_t *inputs, size_t ninputs,
+                        const wg_scalar *params, size_t nparams,
+                        wg_scalar kparams[WG_MAX_PARAMS]);
 
 #endif /* WG_REDUCE_H */

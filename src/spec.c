@@ -57,8 +57,11 @@ static void names_text(char *buf, size_t size, const char *(*get)(int), int coun
 
 static bool variant_is_redux_able(const wg_spec *s, int arch) {
   return (s->type == WG_I32 || s->type == WG_U32) && wg_operators[s->op].redux &&
-         arch >= 80;
+         arch >= 80 && !wg_spec_has_expr(s);
 }
+
+/* The warp scans take the operators whose prefixes mean something. */
+static bool is_scan(wg_primitive p) { return p == WG_SCAN || p == WG_EXSCAN; }
 
 /* The primitives whose family takes `key`, as "a, b" for a message. */
 static void takers_text(char *buf, size_t size, unsigned key) {
@@ -133,7 +136,9 @@ static int validate(wg_context *ctx, const wg_spec *s, int arch) {
   if (p->takes_operator && s->op == WG_OP_NONE && !s->combine) {
     unsigned ops = 0;
     for (int o = 0; o < WG_OPERATOR_COUNT; o++)
-      if (!p->is_warp || wg_operators[o].warp) ops |= 1u << o;
+      if (!p->is_warp || (wg_operators[o].warp && (!is_scan(s->primitive) ||
+                                                   wg_operators[o].scan)))
+        ops |= 1u << o;
     names_text(allowed, sizeof allowed, op_at, WG_OPERATOR_COUNT, ops);
     return wg_fail(ctx, WG_ESPEC, "operator: '%s' needs an operator, one of %s", pn,
                    allowed);
@@ -150,6 +155,10 @@ static int validate(wg_context *ctx, const wg_spec *s, int arch) {
   if (p->is_warp && p->takes_operator && !wg_operators[s->op].warp)
     return wg_fail(ctx, WG_ESPEC, "operator: '%s' exists for reduce-array and "
                    "reduce-rows, not for the warp primitive '%s'", on, pn);
+  if (is_scan(s->primitive) && !s->combine && !wg_operators[s->op].scan)
+    return wg_fail(ctx, WG_ESPEC, "operator: '%s' has no prefix the warp scans can "
+                   "give (its accumulator is not its output); scans take sum, prod, min, "
+                   "max, and, or, xor or combine=", on);
 
   const wg_family *fam = p->family;
   rc = check_unused_keys(ctx, s, fam);
@@ -166,7 +175,11 @@ static int validate(wg_context *ctx, const wg_spec *s, int arch) {
                      "(i32, u32), not %s", tn);
     if (!wg_operators[s->op].redux)
       return wg_fail(ctx, WG_ESPEC, "variant: 'redux' has sum, min, max, and, or, "
-                     "xor but not '%s'", on);
+                     "xor but not '%s'", s->combine ? "combine=" : on);
+    if (wg_spec_has_expr(s))
+      return wg_fail(ctx, WG_ESPEC, "variant: 'redux' reduces the elements as they are; "
+                     "a spec with expressions, inputs or params takes down, xor, idx or "
+                     "smem");
     if (arch && arch < 80)
       return wg_fail(ctx, WG_ESPEC, "variant: 'redux' needs sm_80 or newer, not sm_%d",
                      arch);
@@ -304,7 +317,7 @@ static int parse_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
   static const char *const keys[] = {"width", "variant", "arch", "lane", "cols",
                                      "layout", "bins", "counts", "deterministic",
                                      "map", "combine", "identity", "final",
-                                     "inputs", "params"};
+                                     "inputs", "params", "pred"};
   enum { FIRST_EXPR_KEY = 9 };
   int k = -1;
   for (int i = 0; i < (int)WG_COUNT_OF(keys); i++)
@@ -312,13 +325,13 @@ static int parse_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
   if (k < 0)
     return wg_fail(ctx, WG_ESPEC, "unknown key '%s'; keys are width, variant, "
                    "layout, arch, lane, cols, bins, counts, deterministic, map, "
-                   "combine, identity, final, inputs, params", QUOTED_N(key, klen));
+                   "combine, identity, final, inputs, params, pred", QUOTED_N(key, klen));
   if (*seen & (1u << k))
     return wg_fail(ctx, WG_ESPEC, "key '%s' given twice", keys[k]);
   *seen |= 1u << k;
   if (k < FIRST_EXPR_KEY && memchr(val, '"', vlen))
-    return wg_fail(ctx, WG_ESPEC, "%s: only map, combine, identity and final take "
-                   "quoted values", keys[k]);
+    return wg_fail(ctx, WG_ESPEC, "%s: only map, combine, identity, final and pred "
+                   "take quoted values", keys[k]);
   if (k >= FIRST_EXPR_KEY) { /* the expression keys (spec_expr.c) */
     if (!ctx)
       return wg_fail(ctx, WG_EINVAL, "%s: a spec with expressions needs a context "

@@ -34,6 +34,14 @@ static const expr_key expr_keys[] = {
   {"final", WG_EXPR_FINAL, offsetof(wg_spec, final)},
 };
 
+/* compact keeps its predicate in the map slot and writes it pred=: one
+ * slot, one parse, one canonical form; only the key's name and the role
+ * (any result type, non-zero keeps) differ. */
+static bool map_is_predicate(const wg_spec *s) { return s->primitive == WG_COMPACT; }
+static const char *key_name(const wg_spec *s, int k) {
+  return k == 0 && map_is_predicate(s) ? "pred" : expr_keys[k].name;
+}
+
 static const char *expr_text(const wg_spec *s, int k) {
   return *(const char *const *)((const char *)s + expr_keys[k].offset);
 }
@@ -108,6 +116,7 @@ int wg_spec_expr_parse(wg_context *ctx, wg_expr **out, const wg_spec *s, wg_expr
   int k = 0;
   while (expr_keys[k].role != role) k++;
   const char *text = expr_text(s, k);
+  if (role == WG_EXPR_MAP && map_is_predicate(s)) role = WG_EXPR_PREDICATE;
   const wg_expr_scope sc = scope_of(s, role, wg_spec_value_type(s));
   return wg_expr_parse(ctx, out, text, strlen(text), &sc);
 }
@@ -139,8 +148,12 @@ int wg_spec_expr_validate(wg_context *ctx, const wg_spec *s) {
   if (!wg_spec_has_expr(s)) return WG_OK;
   const char *pn = wg_primitives[s->primitive].name;
   if (!wg_primitives[s->primitive].takes_expr)
-    return wg_fail(ctx, WG_ESPEC, "'%s' takes no expressions, inputs or params",
-                   pn);
+    return wg_fail(ctx, WG_ESPEC, "'%s' takes no expressions, inputs or params: only "
+                   "reduce-array, reduce-rows and the warp reduce, allreduce, scan and "
+                   "exscan do", pn);
+  if ((s->primitive == WG_SCAN || s->primitive == WG_EXSCAN) && s->final)
+    return wg_fail(ctx, WG_ESPEC, "final: '%s' writes every prefix as the accumulator "
+                   "holds it; final= is for the reductions", pn);
   if (s->ninputs > WG_MAX_INPUTS)
     return wg_fail(ctx, WG_ESPEC, "inputs: %d inputs; at most %d (x y z w)", s->ninputs,
                    WG_MAX_INPUTS);
@@ -181,7 +194,8 @@ int wg_spec_expr_validate(wg_context *ctx, const wg_spec *s) {
     wg_expr_free(e);
     if (rc) return rc;
   }
-  if (s->map && !s->combine && !wg_operator_accepts(s->op, map_type(s)))
+  if (s->map && !s->combine && !map_is_predicate(s) &&
+      !wg_operator_accepts(s->op, map_type(s)))
     return wg_fail(ctx, WG_ESPEC, "map: '%s' does not take the map's values, of type "
                    "%s", wg_operators[s->op].name, wg_types[map_type(s)].name);
   return WG_OK;
@@ -202,7 +216,7 @@ int wg_spec_expr_format(wg_buf *out, const wg_spec *s) {
     int rc = wg_spec_expr_parse(NULL, &e, s, expr_keys[k].role);
     if (rc) return rc;
     /* Canonical text holds no '"' or '\\': no escapes are needed. */
-    wg_buf_printf(out, " %s=\"", expr_keys[k].name);
+    wg_buf_printf(out, " %s=\"", key_name(s, k));
     rc = wg_expr_format(e, out);
     wg_buf_puts(out, "\"");
     wg_expr_free(e);
@@ -271,9 +285,17 @@ static int parse_types(wg_context *ctx, const char *key, const char *val, size_t
 
 int wg_spec_expr_key(wg_context *ctx, wg_spec *s, const char *key, size_t klen,
                      const char *val, size_t vlen) {
+  if (klen == 4 && memcmp(key, "pred", 4) == 0 && !map_is_predicate(s))
+    return wg_fail(ctx, WG_ESPEC, "pred: only compact takes a predicate (the "
+                   "reductions take map=)");
   for (int k = 0; k < (int)WG_COUNT_OF(expr_keys); k++) {
-    const char *name = expr_keys[k].name;
-    if (strlen(name) != klen || memcmp(name, key, klen) != 0) continue;
+    const char *name = key_name(s, k);
+    if (strlen(name) != klen || memcmp(name, key, klen) != 0) {
+      if (k == 0 && map_is_predicate(s) && klen == 3 && memcmp(key, "map", 3) == 0)
+        return wg_fail(ctx, WG_ESPEC, "map: compact takes its expression as pred=, "
+                       "e.g. pred=\"x > p0\"");
+      continue;
+    }
     if (vlen < 2 || val[0] != '"' || val[vlen - 1] != '"')
       return wg_fail(ctx, WG_ESPEC, "%s: write the expression in double quotes, e.g. "
                      "%s=\"x * x\"", name, name);

@@ -135,9 +135,11 @@ static const char welford_defs[] =
 static const double correction_default[] = {1.0};
 
 #define SCALAR {{NULL, NULL}}
+/* The operators before argmin: scalar, usable by every operator primitive
+ * (warp scans included); argmin on: every reduction, no scan. */
 #define OLD(name, combine, combine_float, identity, redux, types, note)    \
   name, SCALAR, NULL, identity, combine, combine_float, "v", "r",         \
-      WG_OUT_INPUT, types, note, false, false, 0, NULL, redux, true
+      WG_OUT_INPUT, types, note, false, false, 0, NULL, redux, true, true
 
 const wg_operator_info wg_operators[WG_OPERATOR_COUNT] = {
   [WG_OP_NONE] = {OLD("none", "a", NULL, "0", NULL, ALL_TYPES, NULL)},
@@ -160,47 +162,47 @@ const wg_operator_info wg_operators[WG_OPERATOR_COUNT] = {
   [WG_OP_ARGMIN] = {"argmin", {{"${value}", "v"}, {"long long", "i"}}, arg_defs,
                     "wg_acc{${highest}, " NO_INDEX "}", "wg_arg_pick(a, b, b.v < a.v)",
                     NULL, "wg_acc{v, i}", "r.i", WG_OUT_I64, ALL_TYPES, NULL, false,
-                    true, 0, NULL, NULL, false},
+                    true, 0, NULL, NULL, true},
   [WG_OP_ARGMAX] = {"argmax", {{"${value}", "v"}, {"long long", "i"}}, arg_defs,
                     "wg_acc{${lowest}, " NO_INDEX "}", "wg_arg_pick(a, b, a.v < b.v)",
                     NULL, "wg_acc{v, i}", "r.i", WG_OUT_I64, ALL_TYPES, NULL, false,
-                    true, 0, NULL, NULL, false},
+                    true, 0, NULL, NULL, true},
   [WG_OP_MEAN] = {"mean", SCALAR, NULL, "0", "a + b", NULL, "v",
                   "r / (${value})n", WG_OUT_FLOAT, FLOATS,
-                  "needs floating types, as in PyTorch", false, false, 0, NULL, NULL, false},
+                  "needs floating types, as in PyTorch", false, false, 0, NULL, NULL, true},
   [WG_OP_VAR] = {"var", {{"unsigned long long", "n"}, {"${value}", "mean"},
                          {"${value}", "m2"}},
                  welford_defs, "wg_acc{0ull, 0, 0}", "wg_welford_merge(a, b)", NULL,
                  "wg_acc{1ull, v, v - v}", "wg_welford_var(r, p)", WG_OUT_FLOAT, FLOATS,
-                 "needs floating types, as in PyTorch", false, false, 1, correction_default, NULL, false},
+                 "needs floating types, as in PyTorch", false, false, 1, correction_default, NULL, true},
   [WG_OP_STD] = {"std", {{"unsigned long long", "n"}, {"${value}", "mean"},
                          {"${value}", "m2"}},
                  welford_defs, "wg_acc{0ull, 0, 0}", "wg_welford_merge(a, b)", NULL,
                  "wg_acc{1ull, v, v - v}", "sqrt(wg_welford_var(r, p))", WG_OUT_FLOAT,
                  FLOATS, "needs floating types, as in PyTorch", false, false, 1,
-                 correction_default, NULL, false},
+                 correction_default, NULL, true},
   [WG_OP_NORM1] = {"norm1", SCALAR, NULL, "0", "a + b", NULL, "fabs(v)", "r",
                    WG_OUT_FLOAT, FLOATS, "needs floating types, as in PyTorch", false,
-                   false, 0, NULL, NULL, false},
+                   false, 0, NULL, NULL, true},
   [WG_OP_NORM2] = {"norm2", SCALAR, NULL, "0", "a + b", NULL, "v * v", "sqrt(r)",
                    WG_OUT_FLOAT, FLOATS, "needs floating types, as in PyTorch", false,
-                   false, 0, NULL, NULL, false},
+                   false, 0, NULL, NULL, true},
   /* max |x| with NaN spreading (fmax would drop it); empty is an error, as
    * PyTorch's vector_norm says it has no identity. */
   [WG_OP_NORMINF] = {"norminf", SCALAR, NULL, "0", "(a < b || b != b) ? b : a", NULL,
                      "fabs(v)", "r", WG_OUT_FLOAT, FLOATS,
                      "needs floating types, as in PyTorch", false, true, 0, NULL,
-                     NULL, false},
+                     NULL, true},
   [WG_OP_LOGSUMEXP] = {"logsumexp", {{"${value}", "m"}, {"${value}", "s"}}, lse_defs,
                        "wg_acc{${lowest}, 0}", "wg_lse_merge(a, b)", NULL,
                        "wg_acc{v, 1}",
                        "(r.m == ${lowest} || r.m == ${highest} || r.m != r.m) ? r.m"
                        " : r.m + log(r.s)",
-                       WG_OUT_FLOAT, ALL_TYPES, NULL, true, false, 0, NULL, NULL, false},
+                       WG_OUT_FLOAT, ALL_TYPES, NULL, true, false, 0, NULL, NULL, true},
   [WG_OP_COUNT_NONZERO] = {"count_nonzero", {{"unsigned long long", NULL}}, NULL, "0ull",
                            "a + b", NULL, "v != (${value})0 ? 1ull : 0ull",
                            "(long long)r", WG_OUT_I64, ALL_TYPES, NULL, false, false,
-                           0, NULL, NULL, false},
+                           0, NULL, NULL, true},
 };
 
 bool wg_operator_accepts(wg_operator op, wg_type type) {
@@ -224,14 +226,14 @@ wg_type wg_operator_out_type(wg_operator op, wg_type type) {
 const wg_primitive_info wg_primitives[WG_PRIMITIVE_COUNT] = {
   [WG_REDUCE] = {"reduce", true, false, true,
                  V(AUTO) | V(DOWN) | V(XOR) | V(IDX) | V(REDUX) | V(SMEM),
-                 &wg_family_warp, false},
+                 &wg_family_warp, true},
   [WG_ALLREDUCE] = {"allreduce", true, false, true,
                     V(AUTO) | V(DOWN) | V(XOR) | V(IDX) | V(REDUX) | V(SMEM),
-                    &wg_family_warp, false},
+                    &wg_family_warp, true},
   [WG_SCAN] = {"scan", true, false, true, V(AUTO) | V(UP) | V(IDX) | V(SMEM),
-               &wg_family_warp, false},
+               &wg_family_warp, true},
   [WG_EXSCAN] = {"exscan", true, false, true, V(AUTO) | V(UP) | V(IDX) | V(SMEM),
-                 &wg_family_warp, false},
+                 &wg_family_warp, true},
   [WG_BROADCAST] = {"broadcast", false, false, true, V(AUTO) | V(IDX) | V(SMEM),
                     &wg_family_warp, false},
   [WG_BALLOT] = {"ballot", false, true, true, V(AUTO) | V(VOTE), &wg_family_warp, false},
@@ -242,6 +244,8 @@ const wg_primitive_info wg_primitives[WG_PRIMITIVE_COUNT] = {
                        &wg_family_reduce_array, true},
   [WG_REDUCE_ROWS] = {"reduce-rows", true, false, false, V(AUTO),
                       &wg_family_reduce_rows, true},
+  [WG_HISTOGRAM] = {"histogram", false, false, false, V(AUTO), &wg_family_histogram, true},
+  [WG_COMPACT] = {"compact", false, false, false, V(AUTO), &wg_family_compact, true},
   [WG_SOFTMAX_ROWS] = {"softmax-rows", false, false, false, V(AUTO), &wg_family_rownorm,
                        false},
   [WG_LOG_SOFTMAX_ROWS] = {"log-softmax-rows", false, false, false, V(AUTO),

@@ -30,6 +30,7 @@
 
 typedef struct pool_slot {
   CUdeviceptr ptr;
+  size_t extra;                 /* zeroed bytes after WG_WORKSPACE_BYTES */
   CUevent done;                 /* recorded after the slot's last launch */
   unsigned long long stream_id; /* the stream of that launch */
   uint64_t last_use;            /* pool clock at that launch */
@@ -46,14 +47,18 @@ struct wg_workspace_pool {
 /* A graph-owned workspace: allocated, zeroed and (in release) freed on the
  * capturing stream, which makes them nodes of the graph being captured. */
 static int acquire_in_graph(wg_context *ctx, const wg_driver_api *api,
-                            CUstream stream, size_t zero_bytes,
+                            CUstream stream, size_t zero_bytes, size_t extra,
                             wg_workspace *ws) {
   int status = wg_cuda_status(
-      ctx, api->MemAllocAsync(&ws->ptr, WG_WORKSPACE_BYTES, stream),
+      ctx, api->MemAllocAsync(&ws->ptr, WG_WORKSPACE_BYTES + extra, stream),
       "cuMemAllocAsync (a workspace in the captured graph)");
   if (status != WG_OK) return status;
   status = wg_cuda_status(ctx, api->MemsetD8Async(ws->ptr, 0, zero_bytes, stream),
                           "cuMemsetD8Async (a workspace in the captured graph)");
+  if (status == WG_OK && extra)
+    status = wg_cuda_status(
+        ctx, api->MemsetD8Async(ws->ptr + WG_WORKSPACE_BYTES, 0, extra, stream),
+        "cuMemsetD8Async (a workspace in the captured graph)");
   if (status != WG_OK) {
     api->MemFreeAsync(ws->ptr, stream);
     ws->ptr = 0;
@@ -129,8 +134,44 @@ static int pick_slot(wg_context *ctx, const wg_driver_api *api,
   return *status == WG_OK ? oldest : -1;
 }
 
+/* Makes slot s hold at least `extra` zeroed bytes after WG_WORKSPACE_BYTES:
+ * waits for its last launch, frees it, allocates the next power of two
+ * and zeroes all of it on `stream` (the tickets included). A slot whose
+ * memory could not be replaced is retired. */
+static int grow_slot(wg_context *ctx, const wg_driver_api *api, pool_slot *s,
+                     CUstream stream, size_t extra) {
+  size_t want = 64u << 10;
+  while (want < extra) want *= 2;
+  int status = wg_cuda_status(ctx, api->EventSynchronize(s->done),
+                              "cuEventSynchronize (growing a workspace)");
+  if (status != WG_OK) return status;
+  api->MemFree(s->ptr);
+  s->ptr = 0;
+  s->extra = 0;
+  status = wg_cuda_status(ctx, api->MemAlloc(&s->ptr, WG_WORKSPACE_BYTES + want),
+                          "cuMemAlloc (a larger workspace)");
+  if (status == WG_OK)
+    status = wg_cuda_status(
+        ctx, api->MemsetD8Async(s->ptr, 0, WG_WORKSPACE_BYTES + want, stream),
+        "cuMemsetD8Async");
+  if (status != WG_OK) {
+    if (s->ptr) api->MemFree(s->ptr);
+    s->ptr = 0;
+    s->retired = true;
+    return status;
+  }
+  s->extra = want;
+  return WG_OK;
+}
+
 int wg_workspace_acquire(wg_context *ctx, const wg_driver_api *api,
                          CUstream stream, size_t zero_bytes, wg_workspace *ws) {
+  return wg_workspace_acquire_extra(ctx, api, stream, zero_bytes, 0, ws);
+}
+
+int wg_workspace_acquire_extra(wg_context *ctx, const wg_driver_api *api,
+                               CUstream stream, size_t zero_bytes, size_t extra_bytes,
+                               wg_workspace *ws) {
   ws->ptr = 0;
   ws->slot = -1;
   ws->stream_id = 0;
@@ -139,7 +180,7 @@ int wg_workspace_acquire(wg_context *ctx, const wg_driver_api *api,
                               "cuStreamIsCapturing");
   if (status != WG_OK) return status;
   if (capture != CU_STREAM_CAPTURE_STATUS_NONE)
-    return acquire_in_graph(ctx, api, stream, zero_bytes, ws);
+    return acquire_in_graph(ctx, api, stream, zero_bytes, extra_bytes, ws);
 
   status = wg_cuda_status(ctx, api->StreamGetId(stream, &ws->stream_id),
                           "cuStreamGetId");
@@ -152,6 +193,9 @@ int wg_workspace_acquire(wg_context *ctx, const wg_driver_api *api,
   }
   const int slot = pick_slot(ctx, api, pool, stream, ws->stream_id, &status);
   if (slot < 0) return status;
+  if (pool->slots[slot].extra < extra_bytes &&
+      (status = grow_slot(ctx, api, &pool->slots[slot], stream, extra_bytes)))
+    return status;
   ws->slot = slot;
   ws->ptr = pool->slots[slot].ptr;
   return WG_OK;
@@ -189,7 +233,7 @@ void wg_workspace_pool_free(wg_context *ctx) {
   if (pool->count > 0 && wg_device_enter(ctx, &scope, &api) == WG_OK) {
     for (int i = 0; i < pool->count; i++) {
       api->EventDestroy(pool->slots[i].done);
-      api->MemFree(pool->slots[i].ptr);
+      if (pool->slots[i].ptr) api->MemFree(pool->slots[i].ptr);
     }
     wg_device_leave(ctx, &scope);
   }

@@ -34,6 +34,16 @@ typedef struct wg_workspace {
 int wg_workspace_acquire(wg_context *ctx, const wg_driver_api *api,
                          CUstream stream, size_t zero_bytes, wg_workspace *ws);
 
+/* wg_workspace_acquire with `extra_bytes` more after the first
+ * WG_WORKSPACE_BYTES (at ws->ptr + WG_WORKSPACE_BYTES): zero when the
+ * launch starts, and the kernel must leave them zero (the reductions'
+ * partials before them are not). A pool workspace smaller than asked
+ * grows: the host waits for its last launch (once per larger size), frees
+ * it and allocates the next power of two, zeroed on `stream`. */
+int wg_workspace_acquire_extra(wg_context *ctx, const wg_driver_api *api,
+                               CUstream stream, size_t zero_bytes, size_t extra_bytes,
+                               wg_workspace *ws);
+
 /* After the launch (launched: whether cuLaunchKernel succeeded): records
  * the pool workspace's event on `stream`, or frees the graph-owned one in
  * the graph. Returns the first error (the launch's own status wins). */

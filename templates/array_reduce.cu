@@ -16,6 +16,10 @@
  *    order and resets the ticket, so the next launch needs no memset.
  *  - The grid depends only on n and the device, and every fold has a fixed
  *    order: the same input gives the same bits on every run.
+ *  - One shard of a larger array (wg_reduce_partial): element e has index
+ *    base + e, the final step counts `total` elements, and with `partial`
+ *    set the accumulator itself is stored; ${kernel}_combine folds the
+ *    shards' accumulators in order and finalizes (wg_reduce_combine).
  *
  * The partials and the ticket live in the launch's `workspace` (tickets
  * first, then partials), which the launcher gives each launch in flight
@@ -31,7 +35,8 @@ static_assert(sizeof(wg_acc) <= ${partial_bytes}, "the workspace's partials are 
 ${helpers}
 extern "C" __global__ void __launch_bounds__(WG_BLOCK)
 ${kernel}(const wg_elem *__restrict__ in, unsigned long long n,
-    wg_out *__restrict__ out, const wg_params params, unsigned char *workspace)
+    wg_out *__restrict__ out, const wg_params params, unsigned char *workspace,
+    long long base, unsigned long long total, int partial)
 {
   const wg_parts<unsigned long long> part = wg_split(in, n);
   const unsigned long long head = part.head, vectors = part.vectors, tail = part.tail;
@@ -40,8 +45,8 @@ ${kernel}(const wg_elem *__restrict__ in, unsigned long long n,
   const unsigned long long lanes = (unsigned long long)gridDim.x * WG_BLOCK;
 
   wg_acc acc = wg_identity();
-  if (tid < head) acc = wg_combine(acc, wg_map(in[tid], (long long)tid));
-  if (tid < n - tail) acc = wg_combine(acc, wg_map(in[tail + tid], (long long)(tail + tid)));
+  if (tid < head) acc = wg_combine(acc, wg_map(in[tid], base + (long long)tid));
+  if (tid < n - tail) acc = wg_combine(acc, wg_map(in[tail + tid], base + (long long)(tail + tid)));
 
   unsigned long long v = tid;
   for (; v + (WG_UNROLL - 1) * lanes < vectors; v += WG_UNROLL * lanes) {
@@ -51,7 +56,7 @@ ${kernel}(const wg_elem *__restrict__ in, unsigned long long n,
     wg_acc t[WG_UNROLL];
 #pragma unroll
     for (int u = 0; u < WG_UNROLL; u++)
-      t[u] = wg_fold16(x[u], (long long)(head + (v + u * lanes) * WG_VEC));
+      t[u] = wg_fold16(x[u], base + (long long)(head + (v + u * lanes) * WG_VEC));
 #pragma unroll
     for (int w = 1; w < WG_UNROLL; w *= 2)
 #pragma unroll
@@ -59,7 +64,9 @@ ${kernel}(const wg_elem *__restrict__ in, unsigned long long n,
     acc = wg_combine(acc, t[0]);
   }
   for (; v < vectors; v += lanes)
-    acc = wg_combine(acc, wg_fold16(__ldg(body + v), (long long)(head + v * WG_VEC)));
+    acc = wg_combine(acc, wg_fold16(__ldg(body + v), base + (long long)(head + v * WG_VEC)));
 
-  wg_grid_finish(acc, n, out, params, workspace);
+  wg_grid_finish(acc, total, out, params, workspace, partial);
 }
+
+WG_COMBINE_KERNEL(${kernel}_combine)

@@ -11,7 +11,9 @@
  *    does; a scalar head up to x's first 16-byte boundary and a scalar
  *    tail. Inputs that are not 16-byte aligned where x is take a scalar
  *    grid-stride loop instead. Then the block folds and the last block's
- *    fold of the partials (wg_grid_finish).
+ *    fold of the partials (wg_grid_finish). A shard (wg_reduce_partial)
+ *    maps element e as index base + e of `total`; ${kernel}_combine folds
+ *    the shards' accumulators.
  *  - reduce-rows: a warp per row; lane l takes columns l, l + 32, ...; the
  *    warp folds and lane 0 writes the row's result.
  * The grid depends only on the shape and the device, and every fold has a
@@ -144,7 +146,8 @@ static __device__ __forceinline__ wg_acc wg_fold_chunk(const wg_chunk &c,
 
 extern "C" __global__ void __launch_bounds__(WG_BLOCK)
 ${kernel}(const wg_inputs in, unsigned long long n, wg_out *__restrict__ out,
-    const wg_params params, unsigned char *workspace)
+    const wg_params params, unsigned char *workspace, long long base,
+    unsigned long long total, int partial)
 {
   const unsigned long long tid = (unsigned long long)blockIdx.x * WG_BLOCK + threadIdx.x;
   const unsigned long long lanes = (unsigned long long)gridDim.x * WG_BLOCK;
@@ -159,10 +162,11 @@ ${kernel}(const wg_inputs in, unsigned long long n, wg_out *__restrict__ out,
   const unsigned long long tail = head + chunks * WG_CHUNK;
 
   wg_acc acc = wg_identity();
-  if (tid < head) acc = wg_combine(acc, wg_map(in.x[tid], (long long)tid, in, tid,
-                                               (long long)n, params));
+  if (tid < head) acc = wg_combine(acc, wg_map(in.x[tid], base + (long long)tid, in, tid,
+                                               (long long)total, params));
   for (unsigned long long e = tail + tid; e < n; e += lanes)
-    acc = wg_combine(acc, wg_map(in.x[e], (long long)e, in, e, (long long)n, params));
+    acc = wg_combine(acc, wg_map(in.x[e], base + (long long)e, in, e, (long long)total,
+                                 params));
 
   unsigned long long c = tid;
   for (; c + (WG_UNROLL - 1) * lanes < chunks; c += WG_UNROLL * lanes) {
@@ -172,7 +176,8 @@ ${kernel}(const wg_inputs in, unsigned long long n, wg_out *__restrict__ out,
     wg_acc t[WG_UNROLL];
 #pragma unroll
     for (int u = 0; u < WG_UNROLL; u++)
-      t[u] = wg_fold_chunk(ch[u], head + (c + u * lanes) * WG_CHUNK, (long long)n, params);
+      t[u] = wg_fold_chunk(ch[u], (unsigned long long)base + head + (c + u * lanes) * WG_CHUNK,
+                           (long long)total, params);
 #pragma unroll
     for (int w = 1; w < WG_UNROLL; w *= 2)
 #pragma unroll
@@ -182,8 +187,11 @@ ${kernel}(const wg_inputs in, unsigned long long n, wg_out *__restrict__ out,
   for (; c < chunks; c += lanes) {
     wg_chunk ch;
     wg_load_chunk(ch, in, head + c * WG_CHUNK);
-    acc = wg_combine(acc, wg_fold_chunk(ch, head + c * WG_CHUNK, (long long)n, params));
+    acc = wg_combine(acc, wg_fold_chunk(ch, (unsigned long long)base + head + c * WG_CHUNK,
+                                        (long long)total, params));
   }
-  wg_grid_finish(acc, n, out, params, workspace);
+  wg_grid_finish(acc, total, out, params, workspace, partial);
 }
+
+WG_COMBINE_KERNEL(${kernel}_combine)
 #endif

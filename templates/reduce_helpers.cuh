@@ -51,16 +51,41 @@ static __device__ __forceinline__ wg_acc wg_block_fold(wg_acc v) {
   return v;
 }
 
+/* The array kernels' result: the finalized output, or for a partial
+ * reduction (wg_reduce_partial) the accumulator's raw bytes, which another
+ * process's combine (wg_reduce_combine) folds with the other shards'. */
+static __device__ __forceinline__ void wg_store_result(wg_out *out, wg_acc acc,
+    unsigned long long n, const wg_params &params, int partial) {
+  if (partial) *(wg_acc *)(void *)out = acc;
+  else *out = wg_finalize(acc, n, params);
+}
+
+/* The combine entry point of the array kernels (wg_reduce_combine): k
+ * accumulators folded left to right in index order by one thread, then
+ * finalized with n, the count of every shard together. One thread and a
+ * fixed order: the same bits on every run and every rank; k is the number
+ * of shards, small. */
+#define WG_COMBINE_KERNEL(name)                                              \
+  extern "C" __global__ void name(const wg_acc *__restrict__ accs,          \
+      unsigned long long k, unsigned long long n, wg_out *__restrict__ out,  \
+      const wg_params params) {                                              \
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;                         \
+    wg_acc acc = wg_identity();                                              \
+    for (unsigned long long j = 0; j < k; j++) acc = wg_combine(acc, accs[j]); \
+    *out = wg_finalize(acc, n, params);                                      \
+  }
+
 /* The whole grid's values into *out (the array kernels): each block folds
  * its own; one block alone finalizes; else every block's thread 0 stores
  * its partial in the workspace (tickets first, then partials) and the last
  * block to take the ticket (a fence, then an atomic) folds the partials in
  * block order and resets the ticket, so the next launch needs no memset. */
 static __device__ __forceinline__ void wg_grid_finish(wg_acc acc, unsigned long long n,
-    wg_out *__restrict__ out, const wg_params &params, unsigned char *workspace) {
+    wg_out *__restrict__ out, const wg_params &params, unsigned char *workspace,
+    int partial) {
   acc = wg_block_fold(acc);
   if (gridDim.x == 1) {
-    if (threadIdx.x == 0) *out = wg_finalize(acc, n, params);
+    if (threadIdx.x == 0) wg_store_result(out, acc, n, params, partial);
     return;
   }
   unsigned int *const wg_ticket = (unsigned int *)workspace;
@@ -89,7 +114,7 @@ static __device__ __forceinline__ void wg_grid_finish(wg_acc acc, unsigned long 
   }
   acc = wg_block_fold(acc);
   if (threadIdx.x == 0) {
-    *out = wg_finalize(acc, n, params);
+    wg_store_result(out, acc, n, params, partial);
     *wg_ticket = 0; /* ready for the workspace's next launch */
   }
 }

@@ -12,9 +12,9 @@ ${prelude}
 #define WG_LANES WG_WIDTH /* lanes a group spans: one element a lane */
 
 extern "C" __global__ void ${kernel}(const wg_elem *__restrict__ in,
-    ${out_type} *__restrict__ out, unsigned long long n)
+    ${out_type} *__restrict__ out, unsigned long long n${abi})
 {
-${shared}  const unsigned lane = threadIdx.x & 31u;
+${abi_locals}${shared}  const unsigned lane = threadIdx.x & 31u;
   const unsigned glane = lane & (WG_WIDTH - 1u); /* lane within the group */
   const unsigned gmask = ${group_mask}; /* exactly the group's lanes */
   const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;

@@ -1,2 +1,2 @@
-    wg_acc v = valid ? wg_load(in[i]) : wg_identity();
+    wg_acc v = valid ? WG_MAP(in[i], i) : wg_identity();
 ${exchange}${store}

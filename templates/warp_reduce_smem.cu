@@ -1,4 +1,4 @@
-    wg_acc v = valid ? wg_load(in[i]) : wg_identity();
+    wg_acc v = valid ? WG_MAP(in[i], i) : wg_identity();
     wg_acc *s = (wg_acc *)wg_smem + threadIdx.x;
     /* A tree through shared memory: the baseline the shuffles are measured
      * against. The second barrier keeps the next step's store from racing

@@ -1,2 +1,2 @@
-    wg_acc v = valid ? wg_load(in[i]) : wg_identity();
-${exchange}    if (valid) out[i] = wg_store(v);
+    wg_acc v = valid ? WG_MAP(in[i], i) : wg_identity();
+${exchange}    if (valid) out[i] = WG_FINAL(v, i);

@@ -1,4 +1,4 @@
-    wg_acc v = valid ? wg_load(in[i]) : wg_identity();
+    wg_acc v = valid ? WG_MAP(in[i], i) : wg_identity();
     wg_acc *s = (wg_acc *)wg_smem + threadIdx.x;
 #pragma unroll
     for (unsigned offset = 1; offset < WG_WIDTH; offset *= 2) {
@@ -7,4 +7,4 @@
       if (glane >= offset) v = wg_combine(s[-(int)offset], v);
       __syncwarp(gmask);
     }
-${finish}    if (valid) out[i] = wg_store(v);
+${finish}    if (valid) out[i] = WG_FINAL(v, i);

@@ -20,7 +20,7 @@ ${prelude}
 /* Is element j of the lane's chunk (index e + j) before the end? */
 #define WG_VALID(j) (full || e + (j) < n)
 /* Element j of chunk u as an accumulator; the identity past the end. */
-#define WG_ACC(u, j) (WG_VALID(j) ? wg_load(x[u][j]) : wg_identity())
+#define WG_ACC(u, j) (WG_VALID(j) ? WG_MAP(x[u][j], e + (j)) : wg_identity())
 
 /* WG_VEC values seen as the 16-byte word they travel as. */
 template <class T>
@@ -29,28 +29,36 @@ union wg_chunk {
   T e[WG_VEC];
 };
 
-/* Writes a lane's WG_VEC outputs from out[e]: one 16-byte store when the
- * whole trip is in range and aligned, else one by one up to n. */
+/* Writes a lane's WG_VEC outputs from out[e]: 16-byte stores when the
+ * whole trip is in range and aligned (outputs wider than the elements, an
+ * index of each f32, take several), else one by one up to n. */
 template <class T>
 static __device__ __forceinline__ void wg_put(T *out, unsigned long long e,
     const T (&y)[WG_VEC], bool vector, bool full, unsigned long long n)
 {
-  if (sizeof(T) * WG_VEC == 16 && vector) {
-    wg_chunk<T> c;
+  if constexpr (sizeof(T) * WG_VEC % 16 == 0) {
+    if (vector) {
+      union {
+        uint4 word[sizeof(T) * WG_VEC / 16];
+        T e[WG_VEC];
+      } c;
 #pragma unroll
-    for (int j = 0; j < WG_VEC; j++) c.e[j] = y[j];
-    *(uint4 *)(out + e) = c.word;
-  } else {
+      for (int j = 0; j < WG_VEC; j++) c.e[j] = y[j];
 #pragma unroll
-    for (int j = 0; j < WG_VEC; j++)
-      if (WG_VALID(j)) out[e + j] = y[j];
+      for (int w = 0; w < (int)(sizeof(T) * WG_VEC / 16); w++)
+        ((uint4 *)(out + e))[w] = c.word[w];
+      return;
+    }
   }
+#pragma unroll
+  for (int j = 0; j < WG_VEC; j++)
+    if (WG_VALID(j)) out[e + j] = y[j];
 }
 
 extern "C" __global__ void ${kernel}(const wg_elem *__restrict__ in,
-    ${out_type} *__restrict__ out, unsigned long long n)
+    ${out_type} *__restrict__ out, unsigned long long n${abi})
 {
-  const unsigned lane = threadIdx.x & 31u;
+${abi_locals}  const unsigned lane = threadIdx.x & 31u;
   const unsigned glane = lane & (WG_LANES - 1u); /* lane within the group */
   /* exactly the group's lanes (2u << 31 wraps to 0: all 32) */
   const unsigned gmask = ((2u << (WG_LANES - 1u)) - 1u) << (lane & ~(WG_LANES - 1u));

@@ -1,4 +1,4 @@
-      wg_elem y[WG_VEC];
+      wg_out y[WG_VEC];
 #pragma unroll
       for (int k = 0; k < WG_VEC / WG_SUB; k++) {
         /* The inclusive prefix of the lane's WG_SUB elements, in the thread. */

@@ -486,7 +486,12 @@ void wg_oracle_fill(wg_type type, wg_operator op, void *in, uint64_t n, uint64_t
     wg_oracle_warp_fill(&spec, in, 0, n, seed);
     return;
   }
-  for (uint64_t i = 0; i < n; i++) {
+  wg_oracle_fill_range(type, op, in, 0, n, seed);
+}
+
+void wg_oracle_fill_range(wg_type type, wg_operator op, void *in, uint64_t begin,
+                          uint64_t end, uint64_t seed) {
+  for (uint64_t i = begin; i < end; i++) {
     const uint64_t r = wg_oracle_random(seed, 0x51ed27, i);
     const double unit = (double)(r >> 11) * 0x1p-53; /* [0, 1) */
     double x;

@@ -11,7 +11,12 @@
  *                  exscan, broadcast, ballot, any, all, match over groups
  *                  of `width`, the last group partial);
  *   oracle.c       the whole-array and row reductions of every operator,
- *                  and the tolerance rule below.
+ *                  and the tolerance rule below;
+ *   oracle_acc.c   the sharded reductions' accumulators (a shard's, and k
+ *                  of them combined), in the device's bytes.
+ *   oracle_hist.c  histograms: each key's bin, exact counts, test keys.
+ *                  of them combined), in the device's bytes;
+ *   oracle_compact.c  stream compaction (exact: values, indices, count).
  *
  * Tolerances (the one rule, computed by wg_oracle_growth):
  *   - integers (wrapping modulo 2^bits), indices, counts, min, max,
@@ -107,11 +112,32 @@ bool wg_oracle_check(const wg_oracle *o, const void *got, char *why, size_t why_
  * primitives' inputs (wg_oracle_warp_fill). */
 void wg_oracle_fill(wg_type type, wg_operator op, void *in, uint64_t n, uint64_t seed);
 
+/* wg_oracle_fill's values of the operators from argmin on, for elements
+ * [begin, end) only (element i depends on (seed, i) alone). */
+void wg_oracle_fill_range(wg_type type, wg_operator op, void *in, uint64_t begin,
+                          uint64_t end, uint64_t seed);
+
 /* Element i of `base` as a double (floats, integers converted). */
 double wg_oracle_elem(wg_type type, const void *base, uint64_t i);
 /* Stores x as element i of `base` (rounded to nearest even; integers
  * truncated toward zero). */
 void wg_oracle_set(wg_type type, void *base, uint64_t i, double x);
+
+/* --- sharded reductions (oracle_acc.c) ----------------------------------- */
+
+/* The CPU twin of wg_reduce_partial for a built-in operator: the
+ * accumulator of elements [first, first + count) of `base`, their indices
+ * index_base + k, written to acc in the device's bytes
+ * (wg_reduce_accumulator's layout: wg_reduce_combine takes them). WG_OK,
+ * or wg_reduce_accumulator's error for a pair the library refuses. */
+int wg_oracle_partial(void *acc, wg_type type, wg_operator op, const void *base,
+                      uint64_t first, uint64_t count, int64_t index_base);
+/* The CPU twin of wg_reduce_combine: the k accumulators at accs folded in
+ * index order, then the final step over `total` elements, one element of
+ * wg_reduce_output_type written to out. params as wg_oracle_reduce. */
+int wg_oracle_combine(void *out, wg_type type, wg_operator op, const void *accs,
+                      uint64_t k, uint64_t total, const wg_scalar *params,
+                      size_t nparams);
 
 /* --- the warp primitives (oracle_warp.c) ---------------------------------- */
 
@@ -160,6 +186,61 @@ void wg_oracle_warp_check(wg_oracle_report *report, const wg_spec *spec, const v
                           uint64_t n, const void *out, uint64_t group_begin,
                           uint64_t group_end);
 
+/* --- histograms (oracle_hist.c) ------------------------------------------ */
+
+/* The bin of key i of `in` for a histogram of `bins` bins over keys of
+ * `type` without map= (wg_histogram's rules: integer keys are their bin;
+ * float keys the range rule over [lo, hi] in f32, f64 for f64), or -1 for
+ * a key counted nowhere. */
+int64_t wg_oracle_hist_bin(wg_type type, int64_t bins, double lo, double hi,
+                           const void *in, uint64_t i);
+/* Counts one key of bin `bin` into want (nothing for bins outside). */
+void wg_oracle_hist_add(uint64_t *want, int64_t bins, int64_t bin);
+/* want[0..bins) = the exact counts of the n keys (want is overwritten). */
+void wg_oracle_histogram(uint64_t *want, wg_type type, int64_t bins, double lo, double hi,
+                         const void *in, uint64_t n);
+/* Compares `got`, bins counters of `counts` (u32: want modulo 2^32; u64),
+ * with want, adding every bin to *report. */
+void wg_oracle_hist_check(wg_oracle_report *report, wg_type counts, int64_t bins,
+                          const uint64_t *want, const void *got);
+/* Keys for a histogram test, each a function of (seed, i): */
+enum {
+  WG_ORACLE_HIST_UNIFORM = 0, /* uniform over the bins (floats over [lo, hi)) */
+  WG_ORACLE_HIST_PILED = 1,   /* 255 in 256 in one bin (bins / 3), the rest uniform */
+  WG_ORACLE_HIST_ONE_BIN = 2, /* every key in bin bins / 3 */
+  WG_ORACLE_HIST_EDGES = 3    /* out of range, negative, NaN, +-inf, lo, hi, bin
+                                 edges, huge, and uniform */
+};
+void wg_oracle_hist_fill(wg_type type, int64_t bins, double lo, double hi, int kind,
+                         void *in, uint64_t n, uint64_t seed);
+/* Does the spec carry expressions, inputs beyond x or parameters? Those
+ * need wg_oracle_warp_check_ex; wg_oracle_warp_check counts them as one
+ * mismatch that says so. */
+bool wg_oracle_spec_has_expr(const wg_spec *spec);
+
+/* --- warp primitives with expressions (oracle_expr.c) -------------------- */
+
+/* Needs the library's expression evaluator (src/expr_eval.c), so it is
+ * linked only where the static library is (the test suites, refcli), not
+ * into liboracle.so.
+ *
+ * wg_oracle_warp_check for any operator spec, expressions included:
+ * `inputs` holds max(1, spec->ninputs) arrays of n elements (input k of
+ * spec->inputs[k], input 0 of spec->type), `params` spec->nparams values
+ * (the spec declares none: the operator's defaults). Per group: the map
+ * (else the element) of each element with i its global index and n the
+ * group's count, folded with combine= (else by the operator, as
+ * wg_oracle_reduce with its bound), then final= with r and n the group's
+ * count. Expressions are evaluated by wg_expr_eval_bounded; where the
+ * result is not exactly determined (a map with math functions under a
+ * built-in operator, a float combine whose result depends on the fold
+ * order, final= over an inexact float accumulator) the group counts as a
+ * mismatch that says the spec cannot be checked: never a silent pass. */
+void wg_oracle_warp_check_ex(wg_oracle_report *report, const wg_spec *spec,
+                             const void *const *inputs, uint64_t n,
+                             const wg_scalar *params, size_t nparams, const void *out,
+                             uint64_t group_begin, uint64_t group_end);
+
 /* --- both ---------------------------------------------------------------- */
 
 /* Checks `rows` reductions of `cols` elements each (row r from element
@@ -202,6 +283,23 @@ void wg_oracle_rownorm_row(wg_rownorm_want *want, wg_primitive p, wg_type type,
 bool wg_oracle_rownorm_check(const wg_rownorm_want *want, wg_type type, const void *got,
                              uint64_t first, uint64_t *bad_col, char *why,
                              size_t why_size);
+
+/* --- stream compaction (oracle_compact.c) -------------------------------- */
+
+/* Is element i of `in` non-zero on its bits (-0.0 is zero, a NaN is not):
+ * what compact keeps without a predicate. */
+bool wg_oracle_nonzero(wg_type type, const void *in, uint64_t i);
+/* How many of keep[0..n) are non-zero. */
+uint64_t wg_oracle_compact_count(const unsigned char *keep, uint64_t n);
+/* Checks a compaction of the n elements of `in` (of `type`), keep[i]
+ * non-zero for the kept ones: `count` must be their number, values[k]
+ * (NULL: not checked) the bits of the k-th kept element, indices[k]
+ * (NULL: not checked) its index, and every byte of both outputs past the
+ * count still `poison`. Exact; adds to *report. */
+void wg_oracle_compact_check(wg_oracle_report *report, wg_type type, const void *in,
+                             uint64_t n, const unsigned char *keep, const void *values,
+                             const int64_t *indices, uint64_t count,
+                             unsigned char poison);
 
 /* Host-side conversions of the half types, rounding to nearest even. */
 uint16_t wg_oracle_f16_from_double(double x);

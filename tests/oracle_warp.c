@@ -268,6 +268,10 @@ void wg_oracle_warp_fill(const wg_spec *spec, void *in, uint64_t begin, uint64_t
   static const unsigned zero_chance[] = {0, 1, 32, 63, 64};
   /* How many distinct values a match group draws from. */
   static const unsigned distinct[] = {1, 2, 3, 4, 32};
+  if (spec->op > WG_OP_XOR) { /* argmin on: the reductions' inputs (ties...) */
+    wg_oracle_fill_range(spec->type, spec->op, in, begin, end, seed);
+    return;
+  }
   for (uint64_t i = begin; i < end; i++) {
     uint64_t group = i / width;
     uint64_t g = wg_oracle_random(seed, 7, group);
@@ -293,15 +297,11 @@ uint64_t wg_oracle_fresh_seed(void) {
 
 unsigned char wg_oracle_poison_byte(const wg_spec *spec) {
   bool float_out;
-  if (spec->primitive == WG_REDUCE_ARRAY || spec->primitive == WG_REDUCE_ROWS) {
-    int out = wg_reduce_output_type(spec->type, spec->op);
-    float_out = out >= 0 && ref_types[out].is_float;
-  } else {
-    float_out = ref_types[spec->type].is_float &&
-                (spec->primitive == WG_REDUCE || spec->primitive == WG_ALLREDUCE ||
-                 spec->primitive == WG_SCAN || spec->primitive == WG_EXSCAN ||
-                 spec->primitive == WG_BROADCAST);
-  }
+  const int out = wg_reduce_spec_output_type(spec); /* reductions, warp operators */
+  if (out >= 0)
+    float_out = ref_types[out].is_float;
+  else
+    float_out = ref_types[spec->type].is_float && spec->primitive == WG_BROADCAST;
   /* All-ones bits are a NaN in every float format. */
   return float_out ? 0xff : 0xa7;
 }
@@ -353,6 +353,7 @@ typedef struct accumulator {
 
 typedef struct checker {
   const wg_spec *spec;
+  const void *in;
   const ref_type *type;
   const ref_operator *op;
   const void *out;
@@ -443,8 +444,33 @@ static bool nonzero(const checker *c, const group *g, unsigned lane) {
   return c->type->is_float ? g->value[lane] != 0.0 : g->bits[lane] != 0;
 }
 
+/* reduce and allreduce of the operators from argmin on: each group is a
+ * reduction of its k elements (wg_oracle_reduce, its bound for k); argmin
+ * and argmax give the global index (the group's first element's plus the
+ * index within the group). */
+static void check_group_model(const checker *c, const group *g) {
+  const wg_spec *spec = c->spec;
+  wg_oracle o;
+  wg_oracle_reduce(&o, spec->type, spec->op, c->in, g->base, g->k, NULL, 0);
+  if (spec->op == WG_OP_ARGMIN || spec->op == WG_OP_ARGMAX) o.bits += g->base;
+  const size_t size = wg_type_size(o.out_type);
+  const uint64_t first = spec->primitive == WG_REDUCE ? g->index : g->base;
+  const unsigned outputs = spec->primitive == WG_REDUCE ? 1 : g->k;
+  for (unsigned j = 0; j < outputs; j++) {
+    char why[200];
+    c->report->checked++;
+    if (!wg_oracle_check(&o, (const unsigned char *)c->out + (first + j) * size, why,
+                         sizeof why))
+      record(c, first + j, g, why);
+  }
+}
+
 static void check_group(const checker *c, const group *g) {
   const wg_spec *spec = c->spec;
+  if (spec->op > WG_OP_XOR) {
+    check_group_model(c, g);
+    return;
+  }
   accumulator acc = acc_identity(c);
   switch (spec->primitive) {
   case WG_REDUCE:
@@ -508,10 +534,17 @@ static void check_group(const checker *c, const group *g) {
 void wg_oracle_warp_check(wg_oracle_report *report, const wg_spec *spec, const void *in,
                   uint64_t n, const void *out, uint64_t group_begin,
                   uint64_t group_end) {
-  checker c = {spec, &ref_types[spec->type], &ref_operators[spec->op], out,
+  checker c = {spec, in, &ref_types[spec->type], &ref_operators[spec->op], out,
                report};
   uint64_t width = (uint64_t)spec->width;
   uint64_t groups = wg_oracle_group_count(spec, n);
+  if (wg_oracle_spec_has_expr(spec)) { /* needs the evaluator: oracle_expr.c */
+    report->mismatches++;
+    report->first_index = 0;
+    snprintf(report->first, sizeof report->first, "a spec with expressions, inputs or "
+             "params: check it with wg_oracle_warp_check_ex");
+    return;
+  }
   if (group_end > groups)
     group_end = groups;
   group g;
@@ -526,6 +559,11 @@ void wg_oracle_warp_check(wg_oracle_report *report, const wg_spec *spec, const v
     }
     check_group(&c, &g);
   }
+}
+
+bool wg_oracle_spec_has_expr(const wg_spec *spec) {
+  return spec->map || spec->combine || spec->identity || spec->final ||
+         spec->ninputs > 1 || spec->nparams > 0;
 }
 
 int wg_oracle_warp_check_text(wg_oracle_report *report, const char *spec_text,

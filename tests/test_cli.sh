@@ -47,7 +47,15 @@ has "$tmp/out" 'reduce-array f32 sum map="x \* x"' "source header has the canoni
 has "$tmp/out" "wg_user_map" "source renders the map"
 expect 0 "source with two inputs" -- "$wg" source 'reduce-rows f32 max map="abs(x-y)" inputs=f32,f32'
 has "$tmp/out" "wg_load_y" "two inputs: the element kernel"
-expect 2 "map on a warp primitive" -- "$wg" source 'reduce f32 sum map="x*x"'
+expect 0 "map on a warp reduce" -- "$wg" source 'reduce f32 argmax map="abs(x)" width=8'
+has "$tmp/out" "wg_user_map" "warp reduce renders the map"
+expect 2 "map on broadcast" -- "$wg" source 'broadcast f32 map="x*x"'
+expect 0 "compact source" -- "$wg" source 'compact f32 pred="x>p0&&x==x" params=f32'
+has "$tmp/out" 'compact f32 pred="x > p0 && x == x" params=f32' "compact header has the canonical predicate"
+has "$tmp/out" 'wg_compact_f32_e' "compact kernel name"
+expect 2 "pred on a reduction" -- "$wg" source 'reduce-array f32 sum pred="x > 0"'
+expect 2 "map on compact" -- "$wg" source 'compact f32 map="x > 0"'
+expect 2 "compact run with --block" -- "$wg" run 'compact f32' --block 64
 
 expect 0 "ptx" -- "$wg" ptx "allreduce u32 and width=8 variant=redux arch=sm_80"
 has "$tmp/out" "redux.sync" "ptx has redux"
@@ -80,8 +88,9 @@ lines=$(wc -l <"$tmp/out")
 if [ "$lines" -gt 3000 ]; then ok; else bad "list printed only $lines specs"; fi
 has "$tmp/out" "^reduce i32 sum width=32 variant=redux$" "list has redux"
 expect 0 "list filtered" -- "$wg" list reduce f32 width=16
-# 4 operators x (down, xor, idx in both layouts + smem, which is lane only)
-if [ "$(wc -l <"$tmp/out")" -eq 28 ] && ! grep -qv "^reduce f32 .*width=16" "$tmp/out"; then ok
+# 14 operators (sum prod min max, argmin on) x (down, xor, idx in both
+# layouts + smem, which is lane only)
+if [ "$(wc -l <"$tmp/out")" -eq 98 ] && ! grep -qv "^reduce f32 .*width=16" "$tmp/out"; then ok
 else bad "filtered list: $(wc -l <"$tmp/out") lines"; fi
 has "$tmp/out" "^reduce f32 sum width=16 variant=xor layout=lane$" "list has the lane layout"
 expect 0 "list for sm_75" -- "$wg" list --arch sm_75 redux

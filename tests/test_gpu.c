@@ -15,14 +15,22 @@
  * run: the base seed is printed, and WARPGEN_TEST_SEED replays it.
  *
  * Environment: WARPGEN_GPU_LARGE=0 skips the 2^31+33-element test (it
- * needs about 17 GB of device memory and 26 GB of host memory).
+ * needs about 17 GB of device memory and 26 GB of host memory);
+ * WARPGEN_GPU_LARGE=ops runs only its launches of the operators from
+ * argmin on (argmax's global indices).
+ * WARPGEN_GPU_ALL=1 runs every listed spec of the operators from argmin on
+ * (by default one width each, see in_sample); WARPGEN_GPU_FILTER=REGEX
+ * (POSIX extended) only the listed specs whose text matches (a quick run:
+ * tests/gpu_warpacc.sh).
  */
 #include "driver.h"
 #include "internal.h"
 #include "support.h"
+#include "warp_cases.h"
 
 #include <check.h>
 #include <inttypes.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +143,21 @@ static uint64_t seed_for(size_t spec_index, uint64_t n) {
 
 /* --- every spec at every boundary size ------------------------------------ */
 
+/* Which listed specs a run tests: every spec of sum..xor, and of the
+ * operators from argmin on (2280 more specs of reduce and allreduce) one
+ * width per (type, operator, variant, layout), drawn from the run's seed:
+ * every run covers every operator, type, variant and layout, and over runs
+ * every width, in a fifth of the time. WARPGEN_GPU_ALL=1: every spec. */
+static bool in_sample(const wg_spec *s) {
+  const char *all = getenv("WARPGEN_GPU_ALL");
+  if ((all && !strcmp(all, "1")) || s->op <= WG_OP_XOR) return true;
+  const uint64_t key = (((uint64_t)s->type * WG_OPERATOR_COUNT + s->op) * WG_VARIANT_COUNT +
+                        s->variant) * WG_LAYOUT_COUNT + s->layout;
+  int w = 0; /* width 2, 4, ..., 32 as 0..4 */
+  while ((2 << w) < s->width) w++;
+  return wg_oracle_random(wg_test_seed(), 0x5a3b1e, key) % 5 == (uint64_t)w;
+}
+
 START_TEST(every_spec) {
   const wg_primitive primitive = (wg_primitive)_i;
   wg_context *ctx = wg_test_context();
@@ -145,9 +168,22 @@ START_TEST(every_spec) {
   OK(ctx, wg_spec_list(ctx, &all, &all_count, info.arch));
   specs = malloc((all_count + 1) * sizeof *specs);
   ck_assert_ptr_nonnull(specs);
+  size_t listed = 0;
+  const char *filter_text = getenv("WARPGEN_GPU_FILTER");
+  regex_t filter;
+  const bool filtered = filter_text && *filter_text;
+  if (filtered)
+    ck_assert_msg(regcomp(&filter, filter_text, REG_EXTENDED | REG_NOSUB) == 0,
+                  "WARPGEN_GPU_FILTER is not a regular expression");
   for (size_t s = 0; s < all_count; s++)
-    if (all[s].primitive == primitive)
-      specs[count++] = all[s];
+    if (all[s].primitive == primitive) {
+      char text[256];
+      wg_spec_format(text, sizeof text, &all[s]);
+      listed++;
+      if (in_sample(&all[s]) && (!filtered || regexec(&filter, text, 0, NULL, 0) == 0))
+        specs[count++] = all[s];
+    }
+  if (filtered) regfree(&filter);
   wg_free(all);
   /* NVRTC on every core first; the loop below then only loads modules. */
   double compile_start = wg_test_now();
@@ -198,16 +234,16 @@ START_TEST(every_spec) {
     }
   }
   double seconds = wg_test_now() - start;
-  printf("gpu: %-9s %4" PRIu64 " specs, %5" PRIu64 " launches, %11" PRIu64
+  printf("gpu: %-9s %4" PRIu64 " of %4zu specs, %5" PRIu64 " launches, %11" PRIu64
          " outputs checked, %6.1f s (compiling %.1f s), base seed 0x%016" PRIx64
          "\n",
-         wg_primitive_name(primitive), tested, launches, checks, seconds,
+         wg_primitive_name(primitive), tested, listed, launches, checks, seconds,
          compile_seconds, wg_test_seed());
   add_summary(tested, launches, checks, seconds);
   buffers_free(ctx, &b);
   free(specs);
   wg_context_destroy(ctx);
-  ck_assert_msg(tested > 0, "no specs listed for %s",
+  ck_assert_msg(tested > 0 || filtered, "no specs listed for %s",
                 wg_primitive_name(primitive));
   ck_assert_msg(failures == 0,
                 "%" PRIu64 " of %" PRIu64 " runs failed (base seed "
@@ -234,33 +270,37 @@ START_TEST(past_2_31) {
   static const struct {
     wg_primitive primitive;
     wg_variant variant;
+    wg_operator op; /* WG_OP_NONE: sum where the primitive takes one */
   } runs[] = {
-      {WG_BALLOT, WG_VARIANT_VOTE},     {WG_REDUCE, WG_VARIANT_DOWN},
-      {WG_REDUCE, WG_VARIANT_XOR},      {WG_REDUCE, WG_VARIANT_IDX},
-      {WG_REDUCE, WG_VARIANT_REDUX},    {WG_REDUCE, WG_VARIANT_SMEM},
-      {WG_ALLREDUCE, WG_VARIANT_AUTO},  {WG_SCAN, WG_VARIANT_AUTO},
-      {WG_EXSCAN, WG_VARIANT_AUTO},     {WG_BROADCAST, WG_VARIANT_AUTO},
-      {WG_ANY, WG_VARIANT_VOTE},        {WG_ALL, WG_VARIANT_VOTE},
-      {WG_MATCH, WG_VARIANT_VOTE},
+      {WG_REDUCE, WG_VARIANT_XOR, WG_OP_ARGMAX}, /* global indices past 2^31 */
+      {WG_BALLOT, WG_VARIANT_VOTE, WG_OP_NONE},     {WG_REDUCE, WG_VARIANT_DOWN, WG_OP_NONE},
+      {WG_REDUCE, WG_VARIANT_XOR, WG_OP_NONE},      {WG_REDUCE, WG_VARIANT_IDX, WG_OP_NONE},
+      {WG_REDUCE, WG_VARIANT_REDUX, WG_OP_NONE},    {WG_REDUCE, WG_VARIANT_SMEM, WG_OP_NONE},
+      {WG_ALLREDUCE, WG_VARIANT_AUTO, WG_OP_NONE},  {WG_SCAN, WG_VARIANT_AUTO, WG_OP_NONE},
+      {WG_EXSCAN, WG_VARIANT_AUTO, WG_OP_NONE},     {WG_BROADCAST, WG_VARIANT_AUTO, WG_OP_NONE},
+      {WG_ANY, WG_VARIANT_VOTE, WG_OP_NONE},        {WG_ALL, WG_VARIANT_VOTE, WG_OP_NONE},
+      {WG_MATCH, WG_VARIANT_VOTE, WG_OP_NONE},
   };
   double start = wg_test_now();
   uint64_t launches = 0, checks = 0, failures = 0;
   char first_failure[1200] = "";
   wg_spec input_spec = WG_SPEC_INIT;
+  const bool ops_only = large && !strcmp(large, "ops");
   for (size_t r = 0; r < WG_COUNT_OF(runs); r++) {
+    if (ops_only && !runs[r].op) continue;
     wg_spec spec = WG_SPEC_INIT;
     spec.primitive = runs[r].primitive;
     spec.type = spec.primitive == WG_MATCH || spec.primitive == WG_BALLOT
                     ? WG_U32
                     : WG_I32;
-    spec.op = wg_primitives[spec.primitive].takes_operator ? WG_OP_SUM
-                                                           : WG_OP_NONE;
+    spec.op = runs[r].op ? runs[r].op
+              : wg_primitives[spec.primitive].takes_operator ? WG_OP_SUM : WG_OP_NONE;
     spec.variant = runs[r].variant;
     spec.lane = spec.primitive == WG_BROADCAST ? 7 : 0;
     uint64_t seed = seed_for(1000 + r, n);
     /* The input is made once for the votes' mix of zeros, and again for
      * match's repeated values; the same bits serve i32 and u32. */
-    if (r == 0 || spec.primitive == WG_MATCH) {
+    if (r == 0 || spec.primitive == WG_MATCH || runs[r].op || runs[r - 1].op) {
       input_spec = spec;
       wg_test_fill(&spec, b.host_in, n, seed);
       OK(ctx, wg_memcpy_htod(ctx, b.dev_in, b.host_in, (size_t)n * 4, NULL));
@@ -333,6 +373,93 @@ START_TEST(auto_specs) {
   printf("gpu: auto: %zu specs, %" PRIu64 " outputs checked\n",
          WG_COUNT_OF(texts), checks);
   add_summary(WG_COUNT_OF(texts), WG_COUNT_OF(texts), checks, 0);
+  buffers_free(ctx, &b);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
+/* --- expressions, inputs and parameters (wg_warp_launch_ex) ---------------- */
+
+START_TEST(expressions_inputs_params) {
+  wg_context *ctx = wg_test_context();
+  const uint64_t big = (UINT64_C(1) << 20) + 7;
+  buffers b;
+  buffers_make(ctx, &b, big * 8, big * 8);
+  void *host_more[WG_MAX_INPUTS] = {b.host_in};
+  uint64_t dev_more[WG_MAX_INPUTS] = {b.dev_in};
+  for (int k = 1; k < WG_MAX_INPUTS; k++) {
+    host_more[k] = malloc(big * 8);
+    ck_assert_ptr_nonnull(host_more[k]);
+    OK(ctx, wg_mem_alloc(ctx, &dev_more[k], big * 8));
+  }
+  uint64_t launches = 0, checks = 0;
+  for (size_t c = 0; c < WG_COUNT_OF(expr_cases); c++) {
+    wg_spec spec;
+    OK(ctx, wg_spec_parse(ctx, &spec, expr_cases[c].text));
+    wg_kernel *k = NULL;
+    OK(ctx, wg_kernel_get(ctx, &k, &spec));
+    const uint64_t w = (uint64_t)spec.width;
+    const uint64_t sizes[] = {1, w - 1, w + 1, 1000, big, big - 8};
+    const int ninputs = spec.ninputs > 1 ? spec.ninputs : 1;
+    for (size_t z = 0; z < WG_COUNT_OF(sizes); z++) {
+      const uint64_t n = sizes[z];
+      const bool shifted = z == WG_COUNT_OF(sizes) - 1;
+      uint64_t count = 0;
+      size_t size = 0;
+      ck_assert_int_eq(wg_output_shape(&count, &size, &spec, n), WG_OK);
+      const size_t out_shift = shifted ? size : 0, in_shift = shifted ? wg_type_size(spec.type) : 0;
+      uint64_t ins[WG_MAX_INPUTS];
+      const void *host_ins[WG_MAX_INPUTS];
+      for (int q = 0; q < ninputs; q++) {
+        const wg_type t = q ? spec.inputs[q] : spec.type;
+        const uint64_t seed = seed_for(3000 + c * 8 + (size_t)q, n);
+        if (q == 0) wg_test_fill(&spec, host_more[0], n, seed);
+        else wg_oracle_fill(t, WG_OP_SUM, host_more[q], n, seed);
+        ins[q] = dev_more[q] + (q ? 0 : in_shift);
+        host_ins[q] = host_more[q];
+        OK(ctx, wg_memcpy_htod(ctx, ins[q], host_more[q], (size_t)n * wg_type_size(t), NULL));
+      }
+      const size_t out_bytes = (size_t)(count * size);
+      OK(ctx, wg_memset_d8(ctx, b.dev_out + out_shift, wg_oracle_poison_byte(&spec),
+                           out_bytes + GUARD_BYTES, NULL));
+      OK(ctx, wg_warp_launch_ex(ctx, k, ins, (size_t)ninputs, n, expr_cases[c].params,
+                                expr_cases[c].nparams, b.dev_out + out_shift, NULL, NULL));
+      OK(ctx, wg_stream_sync(ctx, NULL));
+      OK(ctx, wg_memcpy_dtoh(ctx, b.host_out, b.dev_out + out_shift, out_bytes + GUARD_BYTES,
+                             NULL));
+      launches++;
+      wg_oracle_report report;
+      wg_oracle_report_init(&report);
+      wg_oracle_warp_check_ex(&report, &spec, host_ins, n, expr_cases[c].params,
+                              expr_cases[c].nparams, b.host_out, 0,
+                              wg_oracle_group_count(&spec, n));
+      checks += report.checked;
+      const unsigned char poison = wg_oracle_poison_byte(&spec);
+      for (size_t g = 0; g < GUARD_BYTES; g++)
+        ck_assert_msg(((unsigned char *)b.host_out)[out_bytes + g] == poison,
+                      "%s n=%" PRIu64 ": wrote past the last output", expr_cases[c].text, n);
+      ck_assert_msg(report.mismatches == 0 && report.checked == count,
+                    "%s n=%" PRIu64 " (base seed 0x%016" PRIx64 "): %" PRIu64 " of %" PRIu64
+                    " wrong, %" PRIu64 " of %" PRIu64 " checked; first %s", expr_cases[c].text,
+                    n, wg_test_seed(), report.mismatches, report.checked, report.checked,
+                    count, report.first);
+    }
+  }
+  /* Counts that do not match the spec are errors, not reads past an array. */
+  wg_spec two;
+  OK(ctx, wg_spec_parse(ctx, &two, expr_cases[0].text));
+  ck_assert_int_eq(wg_warp_ex(ctx, &two, dev_more, 1, 64, expr_cases[0].params, 1,
+                              b.dev_out, NULL), WG_EINVAL);
+  ck_assert_int_eq(wg_warp_ex(ctx, &two, dev_more, 2, 64, NULL, 0, b.dev_out, NULL),
+                   WG_EINVAL);
+  ck_assert_int_eq(wg_warp(ctx, &two, b.dev_in, b.dev_out, 64, NULL), WG_EINVAL);
+  printf("gpu: expressions: %zu specs, %" PRIu64 " launches, %" PRIu64 " outputs checked\n",
+         WG_COUNT_OF(expr_cases), launches, checks);
+  add_summary(WG_COUNT_OF(expr_cases), launches, checks, 0);
+  for (int k = 1; k < WG_MAX_INPUTS; k++) {
+    free(host_more[k]);
+    wg_mem_free(ctx, dev_more[k]);
+  }
   buffers_free(ctx, &b);
   wg_context_destroy(ctx);
 }
@@ -523,6 +650,7 @@ static Suite *gpu_suite(void) {
   TCase *api = tcase_create("api");
   tcase_set_timeout(api, 300);
   tcase_add_test(api, auto_specs);
+  tcase_add_test(api, expressions_inputs_params);
   tcase_add_test(api, bad_pointers_and_counts);
   tcase_add_test(api, zero_count_is_a_no_op);
   tcase_add_test(api, arch_mismatch);

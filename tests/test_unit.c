@@ -113,8 +113,9 @@ START_TEST(rejects_each_field) {
   expect_rejected("ballot i32 or", "takes no operator");
   expect_rejected("reduce f32 xor", "operator: 'xor' is bitwise");
   expect_rejected("scan bf16 and", "not bf16");
-  expect_rejected("reduce f32 argmax", "not for the warp primitive 'reduce'");
-  expect_rejected("scan f64 logsumexp", "not for the warp primitive 'scan'");
+  expect_rejected("scan f32 argmax", "'argmax' has no prefix the warp scans can give");
+  expect_rejected("exscan f64 logsumexp", "scans take sum, prod, min, max, and, or, xor");
+  expect_rejected("scan f32", "one of sum, prod, min, max, and, or, xor");
   expect_rejected("reduce-array i32 mean", "'mean' needs floating types");
   expect_rejected("reduce-rows u64 var", "(f16, bf16, f32, f64), not u64");
   expect_rejected("reduce f32 sum width=12", "width: 12 is not allowed");
@@ -255,12 +256,14 @@ START_TEST(list_counts) {
     ck_assert_int_ne(list[i].variant == WG_VARIANT_AUTO, wg_primitives[list[i].primitive].is_warp);
     per_prim[list[i].primitive]++;
   }
-  /* reduce: 8 types x 4 ops x 4 variants (down xor idx smem) + 4 int ops on
-   * 6 ints... counted directly: sum/prod/min/max on 8 types and and/or/xor on
-   * 4 integer types give 44 (type, op) pairs; 4 shuffle/smem variants, plus
-   * redux on i32/u32 for 6 ops each: (44 * 4 + 12) * 5 widths. Then the
-   * vec layout again, but for smem (always lane: listed once). */
-  ck_assert_uint_eq(per_prim[WG_REDUCE], (44 * 4 + 12) * 5 + (44 * 3 + 12) * 5);
+  /* reduce: sum/prod/min/max on 8 types and and/or/xor on 4 integer types
+   * give 44 (type, op) pairs, the operators from argmin on 56 more (as the
+   * array reductions count them below): 100 pairs; 4 shuffle/smem variants,
+   * plus redux on i32/u32 for 6 ops each: (100 * 4 + 12) * 5 widths. Then
+   * the vec layout again, but for smem (always lane: listed once). The
+   * scans keep the 44 pairs. */
+  ck_assert_uint_eq(per_prim[WG_REDUCE], (100 * 4 + 12) * 5 + (100 * 3 + 12) * 5);
+  ck_assert_uint_eq(per_prim[WG_ALLREDUCE], per_prim[WG_REDUCE]);
   ck_assert_uint_eq(per_prim[WG_SCAN], 44 * 3 * 5 + 44 * 2 * 5);
   ck_assert_uint_eq(per_prim[WG_BROADCAST], 8 * 2 * 5 + 8 * 5);
   ck_assert_uint_eq(per_prim[WG_MATCH], 8 * 5 * 2);
@@ -587,6 +590,41 @@ START_TEST(output_shape_validates) {
   s.primitive = WG_REDUCE_ARRAY;
   ck_assert_int_eq(wg_output_shape(&count, &size, &s, 65), WG_EINVAL);
   ck_assert_int_eq(wg_output_shape(NULL, &size, &s, 65), WG_EINVAL);
+  /* The operator primitives write the operator's output type (issue 9):
+   * indices and counts i64, logsumexp of integers f32, a final='s type. */
+  static const struct {
+    const char *text;
+    uint64_t count;
+    size_t size;
+    int type;
+  } shapes[] = {
+    {"reduce f16 argmax width=8", 9, 8, WG_I64},
+    {"allreduce f32 count_nonzero", 65, 8, WG_I64},
+    {"reduce i64 logsumexp width=4", 17, 4, WG_F32},
+    {"allreduce bf16 var width=16", 65, 2, WG_BF16},
+    {"scan i32 sum map=\"i64(x) * 2\"", 65, 8, WG_I64},
+    {"reduce u32 combine=\"a + b\" identity=\"0\" final=\"f64(r) / f64(n)\" width=2", 33,
+     8, WG_F64},
+    {"exscan u64 combine=\"min(a, b)\" identity=\"18446744073709551615\"", 65, 8, WG_U64},
+  };
+  for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+    ck_assert_msg(wg_spec_parse(ctx, &s, shapes[k].text) == WG_OK, "%s: %s", shapes[k].text,
+                  wg_errmsg(ctx));
+    ck_assert_int_eq(wg_output_shape(&count, &size, &s, 65), WG_OK);
+    ck_assert_msg(count == shapes[k].count && size == shapes[k].size,
+                  "%s: %llu x %zu", shapes[k].text, (unsigned long long)count, size);
+    ck_assert_int_eq(wg_reduce_spec_output_type(&s), shapes[k].type);
+  }
+  /* Parameters are a kernel argument only where a step reads them: the
+   * _ex ABI for var/std and specs with expressions, the plain one else. */
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce f32 var"), WG_OK);
+  ck_assert(wg_codegen_warp_takes_params(&s));
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce f32 argmax"), WG_OK);
+  ck_assert(!wg_codegen_warp_takes_params(&s));
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce f32 sum"), WG_OK);
+  ck_assert(!wg_codegen_warp_takes_params(&s));
+  ck_assert_int_eq(wg_spec_parse(ctx, &s, "reduce f32 sum map=\"x * x\""), WG_OK);
+  ck_assert(wg_codegen_warp_takes_params(&s));
 }
 END_TEST
 
@@ -795,7 +833,25 @@ START_TEST(expr_scopes_and_rules) {
   expect_rejected("reduce-array f32 combine=\"a + x\" identity=\"0\"", "combine");
   expect_rejected("reduce-array f32 var final=\"r\"", "composite");
   expect_rejected("reduce-array f32 var map=\"x * p0\" params=f32", "of its own");
-  expect_rejected("reduce f32 sum map=\"x * x\"", "takes no expressions");
+  expect_rejected("broadcast f32 map=\"x * x\"", "'broadcast' takes no expressions");
+  expect_rejected("ballot i32 params=f32", "takes no expressions, inputs or params");
+  expect_rejected("scan i32 sum final=\"r + 1\"", "final= is for the reductions");
+  expect_rejected("reduce i32 sum map=\"x * x\" variant=redux", "takes down, xor, idx");
+  expect_rejected("reduce i32 combine=\"a + b\" identity=\"0\" variant=redux",
+                  "not 'combine='");
+  /* The warp reduce, allreduce and scans take expressions (issue 9). */
+  static const char *const warp_ok[] = {
+    "reduce f32 sum map=\"x * x\"",
+    "allreduce f32 argmax map=\"abs(x - y)\" inputs=f32,f16 width=8",
+    "scan i32 combine=\"max(a, b)\" identity=\"-7\" layout=lane",
+    "reduce u32 combine=\"a + b\" identity=\"0\" final=\"f64(r) / f64(n)\" width=16",
+    "exscan f32 sum map=\"x * p0\" params=f32 variant=idx",
+  };
+  for (size_t k = 0; k < sizeof warp_ok / sizeof *warp_ok; k++) {
+    wg_spec w;
+    ck_assert_msg(wg_spec_parse(ctx, &w, warp_ok[k]) == WG_OK, "%s: %s", warp_ok[k],
+                  wg_errmsg(ctx));
+  }
   expect_rejected("reduce-array i32 mean map=\"x * 2\"", "map's values");
   expect_rejected("reduce-array f32 sum params=f16 final=\"r\"", "p0 must be");
   expect_rejected("reduce-array f32 sum final=\"r\" params=f32,f32,f32,f32,f32,f32,f32,f32,f32",

@@ -251,3 +251,18 @@ def check_reduce(type_, op, host_in, rows, cols, host_out, params=()):
                              _buffer(host_in), rows, cols, p, len(params),
                              _buffer(host_out))
     return report
+
+
+def oracle_sharded():
+    """liboracle.so with the sharded reductions' CPU twins bound
+    (wg_oracle_partial, wg_oracle_combine; tests/oracle_acc.c) and
+    wg_oracle_fill."""
+    lib = oracle()
+    vp, u64, i = ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int
+    lib.wg_oracle_partial.argtypes = [vp, i, i, vp, u64, u64, ctypes.c_int64]
+    lib.wg_oracle_partial.restype = i
+    lib.wg_oracle_combine.argtypes = [vp, i, i, vp, u64, u64, vp, ctypes.c_size_t]
+    lib.wg_oracle_combine.restype = i
+    lib.wg_oracle_fill.argtypes = [i, i, vp, u64, u64]
+    lib.wg_oracle_fill.restype = None
+    return lib

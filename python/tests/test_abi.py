@@ -26,7 +26,9 @@ def header_fields(struct):
 @pytest.mark.skipif(not os.path.exists(HEADER), reason="no source tree")
 @pytest.mark.parametrize("struct", ["wg_spec", "wg_options",
                                     "wg_cache_stats", "wg_device_info",
-                                    "wg_launch_config", "wg_reduction"])
+                                    "wg_launch_config", "wg_reduction",
+                                    "wg_accumulator_field",
+                                    "wg_accumulator_layout"])
 def test_struct_fields_match_the_header(struct):
     ours = [name for name, _ in getattr(_lib, struct)._fields_]
     assert ours == header_fields(struct)

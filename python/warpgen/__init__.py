@@ -5,6 +5,7 @@ CuPy and any CUDA Array Interface or DLPack array.
     spec = warpgen.Spec("reduce f32 sum width=16 variant=xor")
     print(warpgen.ptx(spec))               # no GPU needed
     total = warpgen.reduce(x, "sum")       # x: a torch or CuPy array
+    counts = warpgen.histogram(x, 256, (0.0, 1.0))
     sums = warpgen.reduce_rows(m, "max")   # one value per row
 
 A thin ctypes layer over libwarpgen (include/warpgen.h); the functions here
@@ -14,6 +15,7 @@ method of Context for callers that manage their own.
 
 from . import _lib
 from .arrays import DeviceArray
+from .compact import compact
 from .context import CacheStats, Context, DeviceInfo, default_context
 from .errors import (AlignmentError, ArchError, ArrayError, CompileError,
                      CudaError, DTypeError, Error, FileError,
@@ -21,6 +23,7 @@ from .errors import (AlignmentError, ArchError, ArrayError, CompileError,
                      NotFoundError, OutOfMemoryError, RangeError, SpecError,
                      TemplateError)
 from .expressions import ReductionKernel
+from .hist import bincount, histogram
 from .ops import (argmax, argmin, ballot, count_nonzero, logsumexp, match,
                   mean, norm, reduce, reduce_rows, std, var, warp, warp_all,
                   warp_allreduce, warp_any, warp_broadcast, warp_exscan,
@@ -85,8 +88,9 @@ __all__ = [
     "LaunchError", "NoDeviceError", "NotFoundError", "OPERATORS",
     "OutOfMemoryError", "PRIMITIVES", "RangeError", "Spec", "SpecError",
     "TYPES", "TemplateError", "VARIANTS", "all", "any", "argmax", "argmin",
-    "ballot", "count_nonzero", "cubin", "default_context", "device_info",
-    "find_disassembler", "logsumexp", "match", "mean", "norm", "ptx",
+    "ballot", "bincount", "compact", "count_nonzero", "cubin", "default_context",
+    "device_info", "find_disassembler", "histogram", "logsumexp", "match", "mean",
+    "norm", "ptx",
     "ReductionKernel", "reduce", "reduce_rows", "sass", "source", "spec_list", "std", "var",
     "warp",
     "warp_all", "warp_allreduce", "warp_any", "warp_broadcast",

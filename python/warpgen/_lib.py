@@ -121,6 +121,27 @@ class wg_scalar(ctypes.Union):
     ]
 
 
+WG_ACCUMULATOR_MAX_FIELDS = 4
+
+
+class wg_accumulator_field(ctypes.Structure):
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("type", ctypes.c_int),
+        ("offset", ctypes.c_size_t),
+    ]
+
+
+class wg_accumulator_layout(ctypes.Structure):
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("align", ctypes.c_size_t),
+        ("nfields", ctypes.c_int),
+        ("fields", wg_accumulator_field * WG_ACCUMULATOR_MAX_FIELDS),
+        ("native", ctypes.c_int),
+    ]
+
+
 class wg_launch_config(ctypes.Structure):
     _fields_ = [
         ("version", ctypes.c_int),
@@ -216,6 +237,11 @@ _SIGNATURES = {
     "wg_warp_launch": (_int, [_ctx, _vp, _u64, _u64, _u64, _vp,
                               _P(wg_launch_config)]),
     "wg_warp": (_int, [_ctx, _P(wg_spec), _u64, _u64, _u64, _vp]),
+    "wg_warp_launch_ex": (_int, [_ctx, _vp, _P(_u64), _size, _u64,
+                                 _P(wg_scalar), _size, _u64, _vp,
+                                 _P(wg_launch_config)]),
+    "wg_warp_ex": (_int, [_ctx, _P(wg_spec), _P(_u64), _size, _u64,
+                          _P(wg_scalar), _size, _u64, _vp]),
     "wg_output_shape": (_int, [_P(_u64), _P(_size), _P(wg_spec), _u64]),
     "wg_reduce": (_int, [_ctx, _int, _int, _u64, _u64, _u64, _vp]),
     "wg_reduce_rows": (_int, [_ctx, _int, _int, _u64, _u64, _u64, _u64, _u64,
@@ -233,6 +259,16 @@ _SIGNATURES = {
                                    _u64, _u64, _P(wg_scalar), _size, _u64,
                                    _vp]),
     "wg_reduce_spec_output_type": (_int, [_P(wg_spec)]),
+    "wg_compact": (_int, [_ctx, _P(wg_spec), _P(_u64), _size, _u64, _P(wg_scalar),
+                          _size, _u64, _u64, _u64, _vp]),
+    "wg_reduce_accumulator": (_int, [_P(wg_accumulator_layout), _P(wg_spec)]),
+    "wg_reduce_partial": (_int, [_ctx, _P(wg_spec), _P(_u64), _size, _u64,
+                                 ctypes.c_int64, _u64, _P(wg_scalar), _size,
+                                 _u64, _vp]),
+    "wg_reduce_combine": (_int, [_ctx, _P(wg_spec), _u64, _u64, _u64,
+                                 _P(wg_scalar), _size, _u64, _vp]),
+    "wg_histogram": (_int, [_ctx, _P(wg_spec), _u64, _u64, _P(wg_scalar),
+                            _size, _u64, _vp]),
     "wg_softmax_rows": (_int, [_ctx, _int, _u64, _u64, _u64, _u64, _u64, _u64,
                                _vp]),
     "wg_log_softmax_rows": (_int, [_ctx, _int, _u64, _u64, _u64, _u64, _u64,

@@ -320,15 +320,27 @@ def count_nonzero(x, dim=None, *, out=None, context=None):
     return _whole_or_rows(x, "count_nonzero", dim, out=out, context=context)
 
 
-def warp(x, spec, *, out=None, context=None):
+def warp(x, spec, *, out=None, context=None, params=None):
     """Applies a warp-primitive spec (a Spec or its text) to x, taken as a
-    flat C-contiguous sequence in groups of spec.width elements. The spec's
-    type must be x's. Returns out: x's shape for one output per element,
-    else (groups,); x's type, uint32 (ballot, match) or int32 (any, all)."""
-    return _warp(view(x), spec, out, context)
+    flat C-contiguous sequence in groups of spec.width elements (x may be a
+    tuple of up to 4 arrays of one shape for a spec with inputs=). The
+    spec's type must be x's. Returns out: x's shape for one output per
+    element, else (groups,); the operator's output type for reduce,
+    allreduce and the scans (wg_reduce_spec_output_type: argmax gives i64
+    indices), uint32 (ballot, match) or int32 (any, all). params: the
+    values of p0.. in order (or the operator's own, var/std's correction),
+    a kernel argument: a new value compiles nothing."""
+    arrays = tuple(x) if isinstance(x, (tuple, list)) else (x,)
+    return _warp([view(a) for a in arrays], spec, out, context, params or ())
 
 
-def _warp(v, spec, out, context):
+def _warp(vs, spec, out, context, params=()):
+    v = vs[0]
+    for other in vs[1:]:
+        if other.shape != v.shape or other.device != v.device:
+            raise ArrayError(f"warp: the inputs differ in shape or device "
+                             f"({v.shape} on {v.device}, {other.shape} on "
+                             f"{other.device})")
     ctx = _context_for(v, context)
     c = ctx.c_spec(spec)
     if c.primitive >= _FIRST_NON_WARP:
@@ -338,10 +350,11 @@ def _warp(v, spec, out, context):
     if c.type != _TYPE_INDEX[v.type]:
         raise DTypeError(f"warp: the spec is for {_lib.TYPES[c.type]}, the "
                          f"array holds {v.type}")
-    if not is_c_contiguous(v.shape, v.strides):
-        raise ArrayError(f"warp: groups are consecutive elements, so the "
-                         f"input must be C-contiguous (strides {v.strides}); "
-                         "pass x.contiguous()")
+    for w in vs:
+        if not is_c_contiguous(w.shape, w.strides):
+            raise ArrayError(f"warp: groups are consecutive elements, so the "
+                             f"input must be C-contiguous (strides "
+                             f"{w.strides}); pass x.contiguous()")
     n = v.size
     count, elem_size = ctypes.c_uint64(), ctypes.c_size_t()
     status = lib.wg_output_shape(ctypes.byref(count), ctypes.byref(elem_size),
@@ -349,49 +362,100 @@ def _warp(v, spec, out, context):
     if status != _lib.WG_OK:
         raise SpecError(f"wg_output_shape: {_lib.strerror(status)}", status)
     shape = v.shape if count.value == n else (count.value,)
-    out_type = _OUTPUT_TYPES.get(_lib.PRIMITIVES[c.primitive], v.type)
+    out_index = lib.wg_reduce_spec_output_type(ctypes.byref(c))
+    out_type = (_lib.TYPES[out_index] if out_index >= 0 else
+                _OUTPUT_TYPES.get(_lib.PRIMITIVES[c.primitive], v.type))
+    params_c, nparams = expressions.scalars(list(params)) if params else (None, 0)
     _ready(ctx, v)
     if out is None:
         out, out_ptr = empty_like_kind(v, shape, out_type, ctx)
     else:
         out_ptr = check_out(out, shape, out_type, v.device).ptr
     if n:
-        ctx.call(lib.wg_warp, ctypes.byref(c), v.ptr, out_ptr, n, v.stream)
+        k = len(vs)
+        inputs = (ctypes.c_uint64 * k)(*[w.ptr for w in vs])
+        ctx.call(lib.wg_warp_ex, ctypes.byref(c), inputs, k, n, params_c,
+                 nparams, out_ptr, v.stream)
     return out
 
 
 # --- one function per warp primitive -----------------------------------------
 
-def _primitive(x, name, op, width, variant, lane, out, context):
-    """warp() with the spec named by fields, for x's own type."""
-    v = view(x)
-    text = f"{name} {v.type}{' ' + op if op else ''} width={width} " \
-           f"variant={variant}{f' lane={lane}' if lane else ''}"
-    return _warp(v, text, out, context)
+def _primitive(x, name, op, width, variant, lane, out, context, exprs=(None,) * 4,
+               correction=None, params=None):
+    """warp() with the spec named by fields, for x's own type (x a tuple:
+    the inputs x, y, z, w), with expressions and parameters as reduce()
+    takes them."""
+    arrays = tuple(x) if isinstance(x, (tuple, list)) else (x,)
+    vs = [view(a) for a in arrays]
+    if not 1 <= len(vs) <= 4:
+        raise ArrayError(f"warp: 1 to 4 input arrays, not {len(vs)}")
+    params = params or {}
+    if correction is not None and params:
+        raise ArrayError("warp: correction= and expression parameters do not "
+                         "go together")
+    names, values = expressions.order_params(params)
+    map_, combine, identity, final = (
+        None if e is None else expressions.rename(e, names) for e in exprs)
+    if op is not None and combine is None:
+        _op_index(op)
+    text = expressions.spec_text(name, [w.type for w in vs], op, map=map_,
+                                 combine=combine, identity=identity,
+                                 final=final, params=values)
+    text += f" width={width} variant={variant}{f' lane={lane}' if lane else ''}"
+    if correction is not None:
+        values = [float(correction)]
+    return _warp(vs, text, out, context, values)
 
 
-def warp_reduce(x, op="sum", *, width=32, variant="auto", out=None,
-                context=None):
+_WARP_DOC = """
+
+    op: any operator reduce() takes ("sum", "argmax", "var", ...; the scans
+    take sum, prod, min, max, and, or, xor) or None with combine=. map=,
+    combine=, identity=, final= and parameters by keyword as for reduce():
+    i in a map is the element's global index, n the group's count (width,
+    fewer at the end); final= sees r and n. argmin/argmax give the global
+    index of the group's element (i64); var/std take correction=. x may be
+    a tuple of up to 4 arrays of one shape (the map's x, y, z, w)."""
+
+
+def warp_reduce(x, op="sum", *, width=32, variant="auto", map=None,
+                combine=None, identity=None, final=None, correction=None,
+                out=None, context=None, **params):
     """One result per group of `width` elements (shape (ceil(n/width),))."""
-    return _primitive(x, "reduce", op, width, variant, 0, out, context)
+    return _primitive(x, "reduce", None if combine else op, width, variant, 0,
+                      out, context, (map, combine, identity, final),
+                      correction, params)
 
 
-def warp_allreduce(x, op="sum", *, width=32, variant="auto", out=None,
-                   context=None):
+def warp_allreduce(x, op="sum", *, width=32, variant="auto", map=None,
+                   combine=None, identity=None, final=None, correction=None,
+                   out=None, context=None, **params):
     """Every element gets its group's reduction (x's shape)."""
-    return _primitive(x, "allreduce", op, width, variant, 0, out, context)
+    return _primitive(x, "allreduce", None if combine else op, width, variant,
+                      0, out, context, (map, combine, identity, final),
+                      correction, params)
 
 
-def warp_scan(x, op="sum", *, width=32, variant="auto", out=None,
-              context=None):
+def warp_scan(x, op="sum", *, width=32, variant="auto", map=None,
+              combine=None, identity=None, out=None, context=None, **params):
     """Inclusive prefix within each group (x's shape)."""
-    return _primitive(x, "scan", op, width, variant, 0, out, context)
+    return _primitive(x, "scan", None if combine else op, width, variant, 0,
+                      out, context, (map, combine, identity, None), None,
+                      params)
 
 
-def warp_exscan(x, op="sum", *, width=32, variant="auto", out=None,
-                context=None):
+def warp_exscan(x, op="sum", *, width=32, variant="auto", map=None,
+                combine=None, identity=None, out=None, context=None,
+                **params):
     """Exclusive prefix within each group; lane 0 gets the identity."""
-    return _primitive(x, "exscan", op, width, variant, 0, out, context)
+    return _primitive(x, "exscan", None if combine else op, width, variant, 0,
+                      out, context, (map, combine, identity, None), None,
+                      params)
+
+
+for _f in (warp_reduce, warp_allreduce, warp_scan, warp_exscan):
+    _f.__doc__ += _WARP_DOC
 
 
 def warp_broadcast(x, lane=0, *, width=32, variant="auto", out=None,

@@ -43,10 +43,32 @@ int wg_cli_number(const char *cmd, const char *option, const char *text,
 /* An architecture: "sm_NN" or "NN", through wg_cli_number. */
 int wg_cli_arch(const char *cmd, const char *option, const char *text, int *arch);
 
+/* Histogram jobs of `run` and `bench` (run_hist.c). */
+struct wg_oracle_report;
+/* Float keys without map=: the range comes from --param (lo, hi). */
+bool wg_cli_hist_range_form(const wg_spec *s);
+/* The parameters of the call from --param's values: [0, 1] for the range
+ * when none are given; a map's, each converted to its declared type.
+ * Returns how many. */
+size_t wg_cli_hist_params(const wg_spec *s, const wg_scalar *given, size_t ngiven,
+                          wg_scalar out[WG_MAX_PARAMS]);
+/* n keys for s: the oracle's edge mix (edges) or uniform keys. */
+void wg_cli_hist_fill(const wg_spec *s, const wg_scalar *params, bool edges, void *in,
+                      uint64_t n, uint64_t seed);
+/* Checks the bins at `out` against the oracle; WG_OK or WG_ENOMEM. */
+int wg_cli_hist_check(struct wg_oracle_report *report, const wg_spec *s,
+                      const wg_scalar *params, const void *in, uint64_t n,
+                      const void *out);
+
 int wg_cli_run(int argc, char **argv);   /* cmd_run.c */
 int wg_cli_bench(int argc, char **argv); /* cmd_run.c */
 int wg_cli_info_devices(void);           /* cmd_run.c */
 int wg_cli_cache(int argc, char **argv); /* cmd_cache.c */
+/* `run` (reps 0: one checked launch) or `bench` (reps timed launches) of
+ * a compact spec over n random elements; params: the --param values, one
+ * a declared parameter. Returns an exit code. (run_compact.c) */
+int wg_cli_compact(wg_context *ctx, const wg_spec *spec, uint64_t n, const double *params,
+                   size_t nparams, uint64_t seed, int reps);
 
 /* The fused row kernels for run and bench (run_rownorm.c): is the spec
  * one; one launch over rows x cols (no weight or bias, eps 1e-5, packed

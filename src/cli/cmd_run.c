@@ -160,6 +160,9 @@ typedef struct run_job {
   size_t nparams;
   wg_kernel *kernel;     /* warp primitives */
   wg_launch_config config;
+  bool histogram;        /* histogram (run_hist.c): wg_histogram */
+  bool edge_keys;        /* histogram: the oracle's edge mix (run), else uniform */
+  wg_scalar hist_params[WG_MAX_PARAMS];
 } run_job;
 
 /* Resolves the job's shape from the options and the spec. reduce-rows:
@@ -176,6 +179,18 @@ static int job_make(run_job *job, const wg_spec *spec, const run_args *a,
   job->n = a->n;
   job->config = a->config;
   const char *why = NULL;
+  if (spec->primitive == WG_HISTOGRAM) {
+    job->histogram = true;
+    job->edge_keys = strcmp(cmd, "run") == 0;
+    job->nparams = wg_cli_hist_params(spec, a->params, a->nparams, job->hist_params);
+    job->params = job->hist_params;
+    if (a->have_rows || a->have_cols || a->have_launch) {
+      fprintf(stderr, "warpgen %s: --rows, --cols, --block and --grid are not for "
+              "histograms\n", cmd);
+      return WG_EXIT_USAGE;
+    }
+    return 0;
+  }
   if (!job->reduction) {
     if (a->have_rows || a->have_cols)
       why = "--rows and --cols are for reduce-rows";
@@ -230,6 +245,11 @@ static int job_make(run_job *job, const wg_spec *spec, const run_args *a,
 
 /* The output elements of a job and their size. */
 static int job_output_shape(const run_job *job, uint64_t *count, size_t *size) {
+  if (job->histogram) {
+    *count = (uint64_t)job->spec->bins;
+    *size = wg_type_size(job->spec->counts);
+    return WG_OK;
+  }
   if (!job->reduction)
     return wg_output_shape(count, size, job->spec, job->n);
   *count = job->rownorm ? job->rows * job->cols : job->rows;
@@ -277,7 +297,9 @@ static int buffers_make(wg_context *ctx, run_buffers *b, const run_job *job,
   if (!b->host_in || !b->host_out)
     return wg_fail(ctx, WG_ENOMEM, "out of host memory for %zu + %zu bytes",
                    b->in_bytes, b->out_bytes);
-  if (job->reduction)
+  if (job->histogram)
+    wg_cli_hist_fill(spec, job->params, job->edge_keys, b->host_in, n, seed);
+  else if (job->reduction)
     wg_oracle_fill(spec->type, job->rownorm ? WG_OP_SUM : spec->op, b->host_in, n, seed);
   else
     wg_oracle_warp_fill(spec, b->host_in, 0, n, seed);
@@ -300,6 +322,9 @@ static int job_launch(wg_context *ctx, const run_job *job, const run_buffers *b)
   case WG_REDUCE_ROWS:
     return wg_reduce_rows_ex(ctx, &job->reduce, &b->dev_in, 1, job->rows, job->cols,
                              job->cols, job->params, job->nparams, b->dev_out, NULL);
+  case WG_HISTOGRAM:
+    return wg_histogram(ctx, job->spec, b->dev_in, job->n, job->params, job->nparams,
+                        b->dev_out, NULL);
   default:
     return wg_warp_launch(ctx, job->kernel, b->dev_in, b->dev_out, job->n, NULL,
                           &job->config);
@@ -312,12 +337,15 @@ static void job_check(wg_oracle_report *report, const run_job *job,
   wg_oracle_report_init(report);
   if (job->rownorm)
     wg_cli_rownorm_check(report, job->spec, b->host_in, job->rows, job->cols, b->host_out);
+  else if (job->histogram)
+    wg_cli_hist_check(report, job->spec, job->params, b->host_in, job->n, b->host_out);
   else if (job->reduction)
     wg_oracle_rows_check(report, job->spec->type, job->spec->op, b->host_in, job->rows,
                          job->cols, job->params, job->nparams, b->host_out);
-  else
-    wg_oracle_warp_check(report, job->spec, b->host_in, job->n, b->host_out, 0,
-                         wg_oracle_group_count(job->spec, job->n));
+  else /* expressions too (one input, the operator's default parameters) */
+    wg_oracle_warp_check_ex(report, job->spec, (const void *const[]){b->host_in}, job->n,
+                            NULL, 0, b->host_out, 0,
+                            wg_oracle_group_count(job->spec, job->n));
 }
 /* A pair of CUDA events around some launches. */
 typedef struct timer {
@@ -406,14 +434,15 @@ static double now_seconds(void) {
 static int job_warm_up(wg_context *ctx, run_job *job, const run_buffers *b,
                        double *load_ms) {
   double t0 = now_seconds();
-  int rc = job->reduction ? WG_OK : wg_kernel_get(ctx, &job->kernel, job->spec);
-  if (!job->reduction)
+  const bool own_call = job->reduction || job->histogram; /* compiles on first call */
+  int rc = own_call ? WG_OK : wg_kernel_get(ctx, &job->kernel, job->spec);
+  if (!own_call)
     *load_ms = 1e3 * (now_seconds() - t0);
   if (!rc)
     rc = job_launch(ctx, job, b);
   if (!rc)
     rc = wg_stream_sync(ctx, NULL);
-  if (job->reduction)
+  if (own_call)
     *load_ms = 1e3 * (now_seconds() - t0);
   return rc;
 }
@@ -436,7 +465,7 @@ static void job_name(char *text, size_t size, const run_job *job) {
   if (spec.primitive == WG_REDUCE_ROWS && !job->rownorm && job->cols <= INT64_MAX)
     spec.cols = (int64_t)job->cols;
   int len = wg_spec_format(text, size, &spec);
-  if (!job->reduction && spec.variant == WG_VARIANT_AUTO && len > 0 && (size_t)len < size)
+  if (!job->reduction && !job->histogram && spec.variant == WG_VARIANT_AUTO && len > 0 && (size_t)len < size)
     snprintf(text + len, size - (size_t)len, " (auto: %s)",
              wg_variant_name(wg_spec_resolve_variant(&spec)));
 }
@@ -446,6 +475,8 @@ static void job_name(char *text, size_t size, const run_job *job) {
 static const char run_usage[] =
     "usage: warpgen run SPEC [--n N] [--seed S] [--block B] [--grid G]\n"
     "       warpgen run REDUCE-SPEC [--n N | --rows R] [--cols C] [--param V]...\n"
+    "       warpgen run HISTOGRAM-SPEC [--n N] [--param LO --param HI]\n"
+    "       warpgen run COMPACT-SPEC [--n N] [--seed S] [--param V]...\n"
     "       warpgen run --specs FILE [--n N] [--seed S]\n"
     "  Runs the kernel for SPEC on the GPU over N random elements (default\n"
     "  1000000; '2^31+33' is accepted), checks every output against the CPU\n"
@@ -453,12 +484,30 @@ static const char run_usage[] =
     "  reduces the N elements to one value; reduce-rows reduces R rows of C\n"
     "  (C from --cols or the spec's cols=, R from --rows or N / C) and\n"
     "  --param gives the operator's parameters (var/std: the correction).\n"
+    "  A histogram counts N keys (floats: over [LO, HI], default [0, 1]; a\n"
+    "  map's params=: --param, in order) into its bins=.\n"
+    "  compact keeps what its pred= keeps of N elements, --param giving\n"
+    "  p0, p1... in order, and is checked exactly.\n"
     "  --specs runs each spec in FILE ('-': standard input), one per line.\n"
     "  The seed is fresh each run unless given. Exit: 0 all match, 1 a\n"
     "  mismatch or an error, 2 bad usage or spec, 4 no GPU.\n";
 
+/* A compact spec runs in run_compact.c (reps 0: checked, else timed). */
+static int run_compact(wg_context *ctx, const wg_spec *spec, const run_args *a, int reps,
+                       const char *cmd) {
+  if (a->have_launch || a->have_rows || a->have_cols) {
+    fprintf(stderr, "warpgen %s: compact takes --n, --seed and --param\n", cmd);
+    return WG_EXIT_USAGE;
+  }
+  double params[WG_MAX_PARAMS];
+  for (size_t k = 0; k < a->nparams; k++) params[k] = a->params[k].f64;
+  return wg_cli_compact(ctx, spec, a->n, params, a->nparams,
+                        a->have_seed ? a->seed : wg_oracle_fresh_seed(), reps);
+}
+
 /* Runs and checks one spec; returns an exit code. */
 static int run_one(wg_context *ctx, const wg_spec *spec, const run_args *a) {
+  if (spec->primitive == WG_COMPACT) return run_compact(ctx, spec, a, 0, "run");
   run_job job;
   int code = job_make(&job, spec, a, "run");
   if (code)
@@ -647,11 +696,14 @@ int wg_cli_run(int argc, char **argv) {
 static const char bench_usage[] =
     "usage: warpgen bench SPEC [--n N] [--reps R] [--block B] [--grid G]\n"
     "       warpgen bench REDUCE-SPEC [--n N | --rows R] [--cols C] [--param V]...\n"
+    "       warpgen bench HISTOGRAM-SPEC [--n N] [--param LO --param HI]\n"
+    "       warpgen bench COMPACT-SPEC [--n N] [--reps R] [--param V]...\n"
     "  Times the kernel for SPEC over N random elements (default 2^26) with\n"
     "  CUDA events: three warm-up launches, then R timed ones (default 50);\n"
     "  prints the median and fastest time, elements and groups (rows) per\n"
     "  second and the bandwidth (bytes read + written). The reductions take\n"
-    "  their shape as `run` does.\n";
+    "  their shape as `run` does; histograms count uniform keys and also\n"
+    "  print the GB/s of keys read.\n";
 
 static int compare_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -675,6 +727,11 @@ int wg_cli_bench(int argc, char **argv) {
   if (wg_cli_spec(ctx, &spec, a.spec_text)) {
     wg_context_destroy(ctx);
     return WG_EXIT_USAGE;
+  }
+  if (spec.primitive == WG_COMPACT) {
+    code = run_compact(ctx, &spec, &a, a.reps, "bench");
+    wg_context_destroy(ctx);
+    return code;
   }
   code = job_make(&job, &spec, &a, "bench");
   if (code) {
@@ -717,6 +774,8 @@ int wg_cli_bench(int argc, char **argv) {
              (double)job.n / median * 1e-9, groups / median * 1e-9,
              job.reduction ? "rows" : "groups",
              (double)(b.in_bytes + b.out_bytes) / median * 1e-9);
+    if (median > 0 && job.histogram)
+      printf("  %.1f GB/s of keys read\n", (double)b.in_bytes / median * 1e-9);
     code = WG_EXIT_OK;
   }
   free(times);

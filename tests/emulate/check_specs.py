@@ -49,8 +49,9 @@ def build_refcli(build, work):
     exe = os.path.join(work, "refcli")
     subprocess.run(["gcc", "-std=c11", "-D_GNU_SOURCE", "-O2",
                     "-I", os.path.join(ROOT, "include"), "-I", os.path.join(ROOT, "tests"),
+                    "-I", os.path.join(ROOT, "src"),
                     os.path.join(HERE, "refcli.c"), os.path.join(ROOT, "tests/oracle_warp.c"),
-                    os.path.join(ROOT, "tests/oracle.c"),
+                    os.path.join(ROOT, "tests/oracle.c"), os.path.join(ROOT, "tests/oracle_expr.c"),
                     os.path.join(build, "libwarpgen.a"), "-L/usr/local/cuda/lib64", "-lnvrtc",
                     "-ldl", "-lpthread", "-lm", "-Wl,-rpath,/usr/local/cuda/lib64", "-o", exe],
                    check=True)

@@ -99,6 +99,6 @@ static inline double __longlong_as_double(long long x) { return emu_from<double>
 static inline long long __double_as_longlong(double x) { return (long long)emu_bits(x); }
 static inline float emu_h2f(unsigned short h) { _Float16 f; memcpy(&f, &h, 2); return (float)f; }
 static inline unsigned short emu_f2h(float x) { _Float16 f = (_Float16)x; unsigned short h; memcpy(&h, &f, 2); return h; }
-using std::fmin; using std::fmax;
+#include "expr_shim.h"
 
 #endif /* WG_EMULATE_SHIM_H */

@@ -316,7 +316,11 @@ static void set_up(void) {
     "reduce-rows f32 max map=\"abs(x - y)\" inputs=f32,f32",
     "reduce-array f64 sum map=\"x * p0 + i\" params=f64 final=\"r / f64(n)\"",
     "reduce-array i64 combine=\"a + b\" identity=\"p0\" params=i64",
-    "reduce-rows f16 sum map=\"x + y + z + w > 0\" inputs=f16,f16,f16,f16"};
+    "reduce-rows f16 sum map=\"x + y + z + w > 0\" inputs=f16,f16,f16,f16",
+    /* histograms: their bin rules (signed, unsigned, float range, map) */
+    "histogram i32 bins=256", "histogram u64 bins=200000",
+    "histogram f32 bins=65536 counts=u64",
+    "histogram f16 bins=100 map=\"i32(x * p0)\" params=f32"};
   for (size_t k = 0; k < WG_COUNT_OF(expression_specs); k++) {
     wg_spec spec;
     if (wg_spec_parse(ctx, &spec, expression_specs[k]) != WG_OK) continue;
