@@ -94,6 +94,7 @@ done
 step "python tests (PyTorch, CuPy, the oracle)"
 if timeout 120 python3 -m pytest -q --maxfail=5 python/tests/test_gpu_rownorm.py >"$out/rownorm-py.log" 2>&1
 then verdict[python]=PASS; else verdict[python]="FAIL rc=$?"; fi
+grep -q " passed" "$out/rownorm-py.log" || verdict[python]="${verdict[python]} (nothing ran: no torch?)"
 tail -3 "$out/rownorm-py.log"
 
 step "benchmark: bench/rownorm_peers.py (2^26 elements, f32 and bf16)"
