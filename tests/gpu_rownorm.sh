@@ -76,8 +76,8 @@ timeout 60 "$bin/warpgen" bench "softmax-rows f32 cols=1024" --rows 65536 --reps
 verdict[cli]=$ok
 
 step "Check suite: test_rownorm gpu (oracle, every type and shape)"
-timeout 120 "$bin/test_rownorm" gpu >"$out/rownorm-gpu.log" 2>&1
-case $? in 0) verdict[check]=PASS ;; 77) verdict[check]="SKIP (no GPU)" ;; *) verdict[check]="FAIL rc=$?" ;; esac
+timeout 120 "$bin/test_rownorm" gpu >"$out/rownorm-gpu.log" 2>&1; rc=$?
+case $rc in 0) verdict[check]=PASS ;; 77) verdict[check]="SKIP (no GPU)" ;; *) verdict[check]="FAIL rc=$rc" ;; esac
 tail -4 "$out/rownorm-gpu.log"
 
 san=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
