@@ -246,6 +246,14 @@ const wg_primitive_info wg_primitives[WG_PRIMITIVE_COUNT] = {
                       &wg_family_reduce_rows, true},
   [WG_HISTOGRAM] = {"histogram", false, false, false, V(AUTO), &wg_family_histogram, true},
   [WG_COMPACT] = {"compact", false, false, false, V(AUTO), &wg_family_compact, true},
+  [WG_SOFTMAX_ROWS] = {"softmax-rows", false, false, false, V(AUTO), &wg_family_rownorm,
+                       false},
+  [WG_LOG_SOFTMAX_ROWS] = {"log-softmax-rows", false, false, false, V(AUTO),
+                           &wg_family_rownorm, false},
+  [WG_LAYERNORM_ROWS] = {"layernorm-rows", false, false, false, V(AUTO), &wg_family_rownorm,
+                         false},
+  [WG_RMSNORM_ROWS] = {"rmsnorm-rows", false, false, false, V(AUTO), &wg_family_rownorm,
+                       false},
 };
 
 const char *const wg_variant_names[WG_VARIANT_COUNT] = {

@@ -269,6 +269,16 @@ _SIGNATURES = {
                                  _P(wg_scalar), _size, _u64, _vp]),
     "wg_histogram": (_int, [_ctx, _P(wg_spec), _u64, _u64, _P(wg_scalar),
                             _size, _u64, _vp]),
+    "wg_softmax_rows": (_int, [_ctx, _int, _u64, _u64, _u64, _u64, _u64, _u64,
+                               _vp]),
+    "wg_log_softmax_rows": (_int, [_ctx, _int, _u64, _u64, _u64, _u64, _u64,
+                                   _u64, _vp]),
+    "wg_layer_norm_rows": (_int, [_ctx, _int, _u64, _u64, _u64, _u64, _u64,
+                                  _u64, _u64, _u64, ctypes.c_double, _vp]),
+    "wg_rms_norm_rows": (_int, [_ctx, _int, _u64, _u64, _u64, _u64, _u64, _u64,
+                                _u64, ctypes.c_double, _vp]),
+    "wg_rownorm_spec": (_int, [_ctx, _P(wg_spec), _u64, _u64, _u64, _u64, _u64,
+                               _u64, _u64, _u64, ctypes.c_double, _vp]),
 }
 
 for _name, (_restype, _argtypes) in _SIGNATURES.items():
