@@ -274,6 +274,30 @@ void wg_oracle_rows_check(wg_oracle_report *report, wg_type type, wg_operator op
 int wg_oracle_warp_check_text(wg_oracle_report *report, const char *spec_text,
                               const void *in, uint64_t n, const void *out);
 
+/* --- the fused row kernels (oracle_rownorm.c) ---------------------------- */
+
+/* The expected row: value[k] (NaN and infinities where PyTorch puts them)
+ * and scale[k], the arithmetic's allowed error beyond rounding the value
+ * to the output type. The caller owns the two arrays of `cols` doubles. */
+typedef struct wg_rownorm_want {
+  uint64_t cols;
+  double *value;
+  double *scale;
+} wg_rownorm_want;
+
+/* The row of `cols` elements of `type` at in[first..] through primitive p
+ * (WG_SOFTMAX_ROWS ... WG_RMSNORM_ROWS), in float64; weight and bias
+ * (cols elements of `type`, NULL: none) for the norms, eps for the norms. */
+void wg_oracle_rownorm_row(wg_rownorm_want *want, wg_primitive p, wg_type type,
+                           const void *in, uint64_t first, uint64_t cols,
+                           const void *weight, const void *bias, double eps);
+/* Does got[first..first+cols) (of `type`) match? NaN must be NaN, an
+ * infinity the same infinity, anything else within the bound. On false,
+ * *bad_col and why say where and how. */
+bool wg_oracle_rownorm_check(const wg_rownorm_want *want, wg_type type, const void *got,
+                             uint64_t first, uint64_t *bad_col, char *why,
+                             size_t why_size);
+
 /* --- stream compaction (oracle_compact.c) -------------------------------- */
 
 /* Is element i of `in` non-zero on its bits (-0.0 is zero, a NaN is not):

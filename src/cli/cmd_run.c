@@ -156,6 +156,7 @@ static int parse_args(run_args *a, int argc, char **argv, const char *usage,
 typedef struct run_job {
   const wg_spec *spec;
   bool reduction;        /* reduce-array or reduce-rows */
+  bool rownorm;          /* a fused row kernel (run_rownorm.c): rows as reduce-rows */
   uint64_t n;            /* input elements */
   uint64_t rows, cols;   /* reductions: rows of cols (reduce-array: 1 x n) */
   wg_reduction reduce;   /* reductions: what wg_reduce_ex is asked */
@@ -177,8 +178,10 @@ static int job_make(run_job *job, const wg_spec *spec, const run_args *a,
                     const char *cmd) {
   memset(job, 0, sizeof *job);
   job->spec = spec;
+  job->rownorm = wg_cli_rownorm_is(spec);
   job->reduction = spec->primitive == WG_REDUCE_ARRAY ||
-                   spec->primitive == WG_REDUCE_ROWS || spec->primitive == WG_REDUCE_AXIS;
+                   spec->primitive == WG_REDUCE_ROWS || job->rownorm ||
+                   spec->primitive == WG_REDUCE_AXIS;
   job->n = a->n;
   job->config = a->config;
   const char *why = NULL;
@@ -212,7 +215,7 @@ static int job_make(run_job *job, const wg_spec *spec, const run_args *a,
   if (a->have_launch)
     why = "--block and --grid are for the warp primitives (the reductions "
           "choose their own launch)";
-  else if (wg_reduce_output_type(spec->type, spec->op) < 0)
+  else if (!job->rownorm && wg_reduce_output_type(spec->type, spec->op) < 0)
     why = "this operator does not take this type"; /* the parser refuses first */
   else if (spec->primitive == WG_REDUCE_ARRAY && (a->have_rows || a->have_cols))
     why = "--rows and --cols are for reduce-rows (reduce-array takes --n)";
@@ -232,13 +235,14 @@ static int job_make(run_job *job, const wg_spec *spec, const run_args *a,
     else
       why = wg_run_axis_shape(&job->axis, &job->n, &job->rows, &job->cols);
   }
-  if (!why && spec->primitive == WG_REDUCE_ROWS) {
+  if (!why && (spec->primitive == WG_REDUCE_ROWS || job->rownorm)) {
     const uint64_t spec_cols = (uint64_t)spec->cols;
     job->cols = a->have_cols ? a->cols : spec_cols;
     if (a->have_cols && spec_cols && a->cols != spec_cols)
       why = "--cols differs from the spec's cols=";
     else if (!a->have_cols && !spec_cols)
-      why = "reduce-rows needs --cols C (or cols=C in the spec)";
+      why = job->rownorm ? "a row kernel needs --cols C (or cols=C in the spec)"
+                         : "reduce-rows needs --cols C (or cols=C in the spec)";
     else if (a->have_rows && a->have_n)
       why = "give --rows or --n, not both";
     else if (a->have_rows)
@@ -267,8 +271,8 @@ static int job_output_shape(const run_job *job, uint64_t *count, size_t *size) {
   }
   if (!job->reduction)
     return wg_output_shape(count, size, job->spec, job->n);
-  *count = job->rows;
-  *size = wg_type_size((wg_type)wg_reduce_output_type(job->spec->type, job->spec->op));
+  *count = job->rownorm ? job->rows * job->cols : job->rows;
+  *size = job->rownorm ? wg_type_size(job->spec->type) : wg_type_size((wg_type)wg_reduce_output_type(job->spec->type, job->spec->op));
   return WG_OK;
 }
 
@@ -315,7 +319,7 @@ static int buffers_make(wg_context *ctx, run_buffers *b, const run_job *job,
   if (job->histogram)
     wg_cli_hist_fill(spec, job->params, job->edge_keys, b->host_in, n, seed);
   else if (job->reduction)
-    wg_oracle_fill(spec->type, spec->op, b->host_in, n, seed);
+    wg_oracle_fill(spec->type, job->rownorm ? WG_OP_SUM : spec->op, b->host_in, n, seed);
   else
     wg_oracle_warp_fill(spec, b->host_in, 0, n, seed);
   rc = wg_mem_alloc(ctx, &b->dev_in, b->in_bytes);
@@ -328,6 +332,8 @@ static int buffers_make(wg_context *ctx, run_buffers *b, const run_job *job,
 
 /* One launch of the job (asynchronous, on the default stream). */
 static int job_launch(wg_context *ctx, const run_job *job, const run_buffers *b) {
+  if (job->rownorm)
+    return wg_cli_rownorm_launch(ctx, job->spec, b->dev_in, b->dev_out, job->rows, job->cols);
   switch (job->spec->primitive) {
   case WG_REDUCE_ARRAY:
     return wg_reduce_ex(ctx, &job->reduce, &b->dev_in, 1, job->n, job->params,
@@ -351,7 +357,9 @@ static int job_launch(wg_context *ctx, const run_job *job, const run_buffers *b)
 static void job_check(wg_oracle_report *report, const run_job *job,
                       const run_buffers *b) {
   wg_oracle_report_init(report);
-  if (job->histogram)
+  if (job->rownorm)
+    wg_cli_rownorm_check(report, job->spec, b->host_in, job->rows, job->cols, b->host_out);
+  else if (job->histogram)
     wg_cli_hist_check(report, job->spec, job->params, b->host_in, job->n, b->host_out);
   else if (job->spec->primitive == WG_REDUCE_AXIS)
     wg_run_axis_check(report, &job->axis, job->spec->type, job->spec->op, b->host_in,
@@ -467,7 +475,7 @@ static int job_warm_up(wg_context *ctx, run_job *job, const run_buffers *b,
 /* A reduction the library must refuse (argmin, argmax, norminf of empty
  * rows): the oracle of the first row says so. */
 static bool job_must_fail(const run_job *job, const run_buffers *b) {
-  if (!job->reduction || job->rows == 0)
+  if (!job->reduction || job->rownorm || job->rows == 0)
     return false;
   wg_oracle want;
   wg_oracle_reduce(&want, job->spec->type, job->spec->op, b->host_in, 0, job->cols,
@@ -479,7 +487,7 @@ static bool job_must_fail(const run_job *job, const run_buffers *b) {
  * kernel ran (reduce-rows: with the cols it ran with). */
 static void job_name(char *text, size_t size, const run_job *job) {
   wg_spec spec = *job->spec;
-  if (spec.primitive == WG_REDUCE_ROWS && job->cols <= INT64_MAX)
+  if (spec.primitive == WG_REDUCE_ROWS && !job->rownorm && job->cols <= INT64_MAX)
     spec.cols = (int64_t)job->cols;
   int len = wg_spec_format(text, size, &spec);
   if (!job->reduction && !job->histogram && spec.variant == WG_VARIANT_AUTO && len > 0 && (size_t)len < size)
@@ -574,7 +582,7 @@ static int run_one(wg_context *ctx, const wg_spec *spec, const run_args *a) {
   job_check(&report, &job, &b);
   bool pass = report.mismatches == 0 && report.checked == b.out_count;
   printf("%s: %s  n=%" PRIu64, pass ? "PASS" : "FAIL", text, job.n);
-  if (spec->primitive == WG_REDUCE_ROWS || spec->primitive == WG_REDUCE_AXIS)
+  if (spec->primitive == WG_REDUCE_ROWS || job.rownorm || spec->primitive == WG_REDUCE_AXIS)
     printf(" (%" PRIu64 " x %" PRIu64 ")", job.rows, job.cols);
   printf(" outputs=%" PRIu64 " seed=0x%016" PRIx64 "  kernel %.3f us  (load %.1f ms)",
          report.checked, seed, ms * 1e3, load_ms);
@@ -786,7 +794,7 @@ int wg_cli_bench(int argc, char **argv) {
     double median = times[a.reps / 2] * 1e-3, best = times[0] * 1e-3;
     double groups = (double)(job.reduction ? job.rows : wg_oracle_group_count(&spec, job.n));
     printf("%s on %s (sm_%d), n=%" PRIu64, text, info.name, info.arch, job.n);
-    if (spec.primitive == WG_REDUCE_ROWS || spec.primitive == WG_REDUCE_AXIS)
+    if (spec.primitive == WG_REDUCE_ROWS || job.rownorm || spec.primitive == WG_REDUCE_AXIS)
       printf(" (%" PRIu64 " x %" PRIu64 ")", job.rows, job.cols);
     printf(", %d reps\n", a.reps);
     printf("  median %.3f us  fastest %.3f us\n", median * 1e6, best * 1e6);
