@@ -649,6 +649,8 @@ static void all_specs(wg_context *ctx, spec_list *l) {
       add_spec(l, &s, -1);
       add_spec(l, &s, 45); /* the layouts that are rows: 37 to 54 columns */
       add_spec(l, &s, 24); /* the Python copy of a 4-d permuted array */
+      add_spec(l, &s, 100000); /* long rows: whole views whose axes merge */
+      add_spec(l, &s, 256);
     }
   static const int64_t lens[] = {2, 9, 255, 257, 4097, 100003}; /* sizes_around_boundaries */
   for (size_t p = 0; p < WG_COUNT_OF(sweep_pairs); p++)
