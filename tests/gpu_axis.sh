@@ -64,7 +64,7 @@ step() { # step NAME SECONDS COMMAND...: runs it, logs it, prints one line
 }
 # 1. The Check suite: every type and operator, sizes around every boundary,
 #    the benchmark's shapes, expressions, the same bits every run.
-step check 150 "$bin/test_axis"
+step check 200 "$bin/test_axis"
 # 2. compute-sanitizer on small shapes (the quick sizes), one forked-off
 #    process: memcheck, then racecheck (shared memory and the last-block
 #    fold).
