@@ -181,11 +181,13 @@ static int bin_body(wg_context *ctx, wg_buf *defs, wg_buf *body, const wg_spec *
     /* The quotient through the reciprocal, which the loop hoists: it is
      * within 2^-22 of the IEEE quotient (relative), so its floor is the
      * IEEE quotient's unless an integer lies that close; only then is the
-     * division made (2^-20: a fourfold margin). The bin therefore follows
+     * division made (2^-20, a fourfold margin, written as a quotient of
+     * powers of two that the fuzzers' source lexer reads). The bin therefore follows
      * torch.histc's rule bit for bit, without a division per key. */
     const bool f64 = s->type == WG_F64;
     const char *v = t->acc; /* f32 for the halves, else the type itself */
-    const char *margin = f64 ? "0x1p-49" : "0x1p-20f";
+    const char *margin = f64 ? "(1.0 / 562949953421312.0)" /* 2^-49 */
+                                : "(1.0f / 1048576.0f)";        /* 2^-20 */
     wg_buf_printf(body,
                   "  /* torch.histc's rule: bin = (x - lo) * bins / (hi - lo), in %s */\n"
                   "  const %s v = %s;\n"
