@@ -133,6 +133,21 @@ WG_API const char *wg_strerror(int status);
  * Stream compaction (see wg_compact):
  *   WG_COMPACT       compact       the elements a predicate keeps (pred=),
  *                                  in order, their indices and their count
+ *
+ * Fused row kernels (see wg_softmax_rows): each row of `cols` elements to
+ * a row of the same length and type; floating types only, no operator:
+ *   WG_SOFTMAX_ROWS      softmax-rows      exp(x - max) / sum
+ *   WG_LOG_SOFTMAX_ROWS  log-softmax-rows  x - max - log(sum)
+ *   WG_LAYERNORM_ROWS    layernorm-rows    (x - mean) / sqrt(var + eps) * w + b
+ *   WG_RMSNORM_ROWS      rmsnorm-rows      x / sqrt(mean(x^2) + eps) * w
+ * Their spec text takes cols= as reduce-rows does: the row length the
+ * kernel's shape is made for (0: any; every kernel is correct for every
+ * length), e.g. "softmax-rows f32 cols=1024", "layernorm-rows bf16".
+ *
+ * Reductions over any axis of a strided N-d array (see wg_reduce_axis):
+ *   WG_REDUCE_AXIS   reduce-axis   one value per column of an (outer, len,
+ *                                  inner) view, any element strides
+ *
  * Whole-array and row scans (see wg_scan_array, wg_scan_rows):
  *   WG_SCAN_ARRAY    scan-array    inclusive prefixes of the whole array
  *   WG_EXSCAN_ARRAY  exscan-array  exclusive prefixes (the first gets the
@@ -154,6 +169,11 @@ typedef enum {
   WG_REDUCE_ROWS,
   WG_HISTOGRAM,
   WG_COMPACT,
+  WG_SOFTMAX_ROWS,
+  WG_LOG_SOFTMAX_ROWS,
+  WG_LAYERNORM_ROWS,
+  WG_RMSNORM_ROWS,
+  WG_REDUCE_AXIS,
   WG_SCAN_ARRAY,
   WG_EXSCAN_ARRAY,
   WG_SCAN_ROWS,
@@ -282,7 +302,8 @@ typedef struct wg_spec {
   int arch;              /* e.g. 90 for sm_90; 0: the context's device, else
                             sm_90 when no device is present */
   int lane;              /* broadcast: the source lane, 0 <= lane < width */
-  int64_t cols;          /* reduce-rows: the row length, or 0 for "any" */
+  int64_t cols;          /* reduce-rows and the fused row kernels: the row
+                            length the shape is made for, or 0 for "any" */
   wg_layout layout;      /* warp primitives: WG_LAYOUT_VEC (default) or
                             WG_LAYOUT_LANE; reduce-array/rows: VEC */
   /* reduce-array, reduce-rows and the warp reduce, allreduce, scan and
@@ -826,8 +847,8 @@ WG_API int wg_reduce_combine(wg_context *ctx, const wg_spec *spec, uint64_t accs
                              size_t nparams, uint64_t out, void *stream);
 
 /* The output type of a spec of a primitive that takes an operator
- * (reduce-array, reduce-rows, and the warp reduce, allreduce, scan and
- * exscan; its map, final and operator decide it), as a wg_type (>= 0);
+ * (reduce-array, reduce-rows, reduce-axis, and the warp reduce, allreduce,
+ * scan and exscan; its map, final and operator decide it), as a wg_type (>= 0);
  * WG_ESPEC for a spec wg_spec_validate rejects, WG_EINVAL for NULL or
  * another primitive. Thread-safe. */
 WG_API int wg_reduce_spec_output_type(const wg_spec *spec);
@@ -924,6 +945,130 @@ WG_API int wg_compact(wg_context *ctx, const wg_spec *spec, const uint64_t *inpu
                       size_t ninputs, uint64_t n, const wg_scalar *params,
                       size_t nparams, uint64_t out_values, uint64_t out_indices,
                       uint64_t out_count, void *stream);
+/* Fused row kernels: softmax, log_softmax, layernorm, rmsnorm              */
+/* ------------------------------------------------------------------------ */
+
+/* Each of `rows` rows of `cols` elements of `in` (row r at element
+ * r * in_stride) becomes row r of `out` (at element r * out_stride), of
+ * the same type: f16, bf16, f32 or f64 (16-bit types compute in f32 and
+ * are rounded once; others in their own type). Strides are in elements,
+ * any value >= cols (ignored when rows == 1); `in` and `out` need only the
+ * element's alignment (16-byte aligned rows move faster). out == in with
+ * equal strides works in place; any other overlap is WG_EINVAL.
+ *
+ *   wg_softmax_rows      exp(x - max) / sum(exp(x - max))
+ *   wg_log_softmax_rows  x - max - log(sum(exp(x - max)))
+ * The max is subtracted first. As in PyTorch, a NaN in a row makes the
+ * whole row NaN, and so does +inf or a row of only -inf; -inf next to
+ * finite values gives 0 (log: -inf).
+ *
+ *   wg_layer_norm_rows   (x - mean) / sqrt(var + eps) * weight + bias
+ * var is the biased variance (divided by cols), as
+ * torch.nn.functional.layer_norm over the last dimension; an all-equal row
+ * has variance exactly 0 (its output is bias). weight and bias are device
+ * pointers to `cols` elements of `type` (0: none, i.e. 1 and 0).
+ *
+ *   wg_rms_norm_rows     x / sqrt(mean(x^2) + eps) * weight
+ * as torch.nn.functional.rms_norm; weight as above (0: none).
+ *
+ * eps is a finite value >= 0 (else WG_EINVAL), a kernel argument: a new
+ * value compiles nothing. A NaN or infinity in a normalised row makes it
+ * NaN wherever PyTorch's formula does.
+ *
+ * rows == 0 or cols == 0 writes nothing and returns WG_OK (after the
+ * argument checks that need no device). Errors: WG_EINVAL for a type that
+ * is not floating, a stride shorter than a row, a NULL pointer, overlap;
+ * WG_EALIGN, WG_ERANGE as wg_check_device_buffer describes for wg_reduce.
+ *
+ * The kernel is chosen from cols (cols= of the spec, see wg_primitive):
+ * a row of up to 32 * 1024 elements (8 * 1024 for f64) stays in
+ * registers, read once: a logical warp of 1 to 32 lanes per short row, a
+ * warp, or a block of up to 1024 threads. Longer rows are read twice (once
+ * for the statistics, once for the output). No workspace, no atomics: the
+ * same input gives the same bits on every run. Asynchronous on `stream`;
+ * calls may overlap on any streams and inside graph capture (make one call
+ * of each kind first, so that nothing compiles during the capture). */
+WG_API int wg_softmax_rows(wg_context *ctx, wg_type type, uint64_t in, uint64_t out,
+                           uint64_t rows, uint64_t cols, uint64_t in_stride,
+                           uint64_t out_stride, void *stream);
+WG_API int wg_log_softmax_rows(wg_context *ctx, wg_type type, uint64_t in, uint64_t out,
+                               uint64_t rows, uint64_t cols, uint64_t in_stride,
+                               uint64_t out_stride, void *stream);
+WG_API int wg_layer_norm_rows(wg_context *ctx, wg_type type, uint64_t in, uint64_t weight,
+                              uint64_t bias, uint64_t out, uint64_t rows, uint64_t cols,
+                              uint64_t in_stride, uint64_t out_stride, double eps,
+                              void *stream);
+WG_API int wg_rms_norm_rows(wg_context *ctx, wg_type type, uint64_t in, uint64_t weight,
+                            uint64_t out, uint64_t rows, uint64_t cols, uint64_t in_stride,
+                            uint64_t out_stride, double eps, void *stream);
+
+/* Any of the four from a spec of softmax-rows, log-softmax-rows,
+ * layernorm-rows or rmsnorm-rows, whose cols= picks the kernel's shape
+ * (the calls above pick it from `cols`): for tools and for trying shapes.
+ * weight, bias and eps are ignored by the softmaxes, bias by rmsnorm.
+ * The spec is read during the call only. Errors as above; WG_ESPEC for an
+ * invalid spec, WG_EINVAL for another primitive. */
+WG_API int wg_rownorm_spec(wg_context *ctx, const wg_spec *spec, uint64_t in,
+                           uint64_t weight, uint64_t bias, uint64_t out, uint64_t rows,
+                           uint64_t cols, uint64_t in_stride, uint64_t out_stride,
+                           double eps, void *stream);
+
+/* ------------------------------------------------------------------------ */
+/* Reductions over axes of a strided N-d array                              */
+/* ------------------------------------------------------------------------ */
+
+/* The most dimensions wg_reduce_axis takes. */
+#define WG_MAX_DIMS 16
+
+/* Reduces the axes `axes` (naxes of them, each in [0, ndim), no repeats,
+ * any order) of an N-d array: shape[d] elements along dimension d, element
+ * d_0..d_{ndim-1} at element offset sum(d_k * strides[k]) from each input
+ * pointer (strides in elements, any sign, 0 allowed; the pointer is the
+ * element at index 0, not necessarily the lowest address). Every input has
+ * the same shape and strides. `out` receives the kept dimensions in their
+ * order, contiguous (row-major), of wg_reduce_output_type; as PyTorch's
+ * x.sum(dim=axes) with keepdim=False. The operators, parameters, inputs and
+ * expressions are those of wg_reduce_ex (and, for the _spec form, of a
+ * "reduce-axis" spec as wg_reduce_spec takes them); argmin/argmax give the
+ * index along the reduced axes (row-major over them when several).
+ *
+ * How it runs: the kept dimensions and the reduced ones are each merged
+ * where their strides allow (size-1 dimensions dropped; d and the next kept
+ * one merge when strides[d] == strides[next] * shape[next]). The reduced
+ * axes must merge into one (len elements, stride s), the kept ones into at
+ * most two (outer, inner): otherwise WG_EINVAL with a message saying so
+ * (copy the array to a contiguous one with the reduced axes last, as
+ * warpgen.reduce in Python does). Then a unit-stride reduced axis whose
+ * kept dimensions merge into rows at least `len` apart runs as
+ * wg_reduce_rows (the last axis of a contiguous array); any other runs the
+ * reduce-axis kernel: a thread per output column reading along the
+ * columns (16-byte loads when the columns are contiguous and aligned),
+ * several loads in flight, the reduced axis shared by the threads of a
+ * block and, when there are too few columns to fill the GPU, by several
+ * blocks whose partials the last one folds in a fixed order.
+ *
+ * An empty kept dimension writes nothing; an empty reduced axis writes the
+ * operator's empty answer to every output (argmin, argmax and norminf:
+ * WG_EINVAL). Sizes whose product or whose byte extent overflows are
+ * WG_ERANGE; ndim outside [1, WG_MAX_DIMS], an axis out of range or
+ * repeated, a negative size, NULL pointers: WG_EINVAL. Asynchronous on
+ * stream; the same bits on every run for a given shape, strides and
+ * device; streams and graphs as wg_reduce (a split launch uses a
+ * workspace). shape, strides and axes are read during the call only. */
+WG_API int wg_reduce_axis(wg_context *ctx, const wg_reduction *reduction,
+                          const uint64_t *inputs, size_t ninputs, int ndim,
+                          const int64_t *shape, const int64_t *strides,
+                          const int *axes, int naxes, const wg_scalar *params,
+                          size_t nparams, uint64_t out, void *stream);
+
+/* wg_reduce_axis for a spec of reduce-axis ("reduce-axis f32 sum
+ * map=\"x * x\""): inputs and params as wg_reduce_spec. A spec of another
+ * primitive is WG_EINVAL, an invalid one WG_ESPEC. */
+WG_API int wg_reduce_axis_spec(wg_context *ctx, const wg_spec *spec,
+                               const uint64_t *inputs, size_t ninputs, int ndim,
+                               const int64_t *shape, const int64_t *strides,
+                               const int *axes, int naxes, const wg_scalar *params,
+                               size_t nparams, uint64_t out, void *stream);
 
 /* ------------------------------------------------------------------------ */
 /* Whole-array and row scans                                                */

@@ -202,32 +202,44 @@ static int codegen_elementwise(wg_context *ctx, wg_buf *out, const wg_spec *s,
   return wg_template_render(ctx, out, "expr_reduce.cu", vars, WG_COUNT_OF(vars));
 }
 
-/* The source of a reduce-array or reduce-rows spec. */
-static int reduce_source(wg_context *ctx, wg_buf *out, const wg_spec *concrete) {
-  char kernel[128];
+int wg_reduce_parts_make(wg_context *ctx, wg_reduce_parts *p, const wg_spec *concrete) {
+  memset(p, 0, sizeof *p);
   /* The spec's whole text: expressions may make it long. */
   const int len = wg_spec_format(NULL, 0, concrete);
-  char *spec_text = len > 0 ? malloc((size_t)len + 1) : NULL;
-  if (!spec_text) return wg_fail(ctx, WG_ENOMEM, "out of memory");
-  wg_spec_format(spec_text, (size_t)len + 1, concrete);
-  wg_kernel_name(kernel, sizeof kernel, concrete);
-  wg_buf prelude = {0}, helpers = {0};
-  int rc = wg_codegen_prelude(ctx, &prelude, concrete);
-  if (!rc) rc = wg_template_render(ctx, &helpers, "reduce_helpers.cuh", NULL, 0);
-  if (!rc && (prelude.failed || helpers.failed))
+  p->spec_text = len > 0 ? malloc((size_t)len + 1) : NULL;
+  if (!p->spec_text) return wg_fail(ctx, WG_ENOMEM, "out of memory");
+  wg_spec_format(p->spec_text, (size_t)len + 1, concrete);
+  wg_kernel_name(p->kernel, sizeof p->kernel, concrete);
+  int rc = wg_codegen_prelude(ctx, &p->prelude, concrete);
+  if (!rc) rc = wg_template_render(ctx, &p->helpers, "reduce_helpers.cuh", NULL, 0);
+  if (!rc && (p->prelude.failed || p->helpers.failed))
     rc = wg_fail(ctx, WG_ENOMEM, "out of memory");
-  if (!rc && wg_spec_elementwise(concrete))
-    rc = codegen_elementwise(ctx, out, concrete, spec_text, kernel, prelude.data,
-                             helpers.data);
-  else if (!rc)
+  if (rc) wg_reduce_parts_free(p);
+  return rc;
+}
+
+void wg_reduce_parts_free(wg_reduce_parts *p) {
+  wg_buf_free(&p->prelude);
+  wg_buf_free(&p->helpers);
+  free(p->spec_text);
+  p->spec_text = NULL;
+}
+
+/* The source of a reduce-array or reduce-rows spec. */
+static int reduce_source(wg_context *ctx, wg_buf *out, const wg_spec *concrete) {
+  wg_reduce_parts p;
+  int rc = wg_reduce_parts_make(ctx, &p, concrete);
+  if (rc) return rc;
+  if (wg_spec_elementwise(concrete))
+    rc = codegen_elementwise(ctx, out, concrete, p.spec_text, p.kernel, p.prelude.data,
+                             p.helpers.data);
+  else
     rc = concrete->primitive == WG_REDUCE_ARRAY
-             ? codegen_array(ctx, out, concrete, spec_text, kernel, prelude.data,
-                             helpers.data)
-             : codegen_rows(ctx, out, concrete, spec_text, kernel, prelude.data,
-                            helpers.data);
-  wg_buf_free(&prelude);
-  wg_buf_free(&helpers);
-  free(spec_text);
+             ? codegen_array(ctx, out, concrete, p.spec_text, p.kernel, p.prelude.data,
+                             p.helpers.data)
+             : codegen_rows(ctx, out, concrete, p.spec_text, p.kernel, p.prelude.data,
+                            p.helpers.data);
+  wg_reduce_parts_free(&p);
   return rc;
 }
 

@@ -60,10 +60,14 @@ extern const wg_family wg_family_warp;
 /* codegen_reduce.c: the whole-array and row reductions */
 extern const wg_family wg_family_reduce_array;
 extern const wg_family wg_family_reduce_rows;
+/* fam_rownorm.c: softmax, log_softmax, layernorm, rmsnorm rows */
+extern const wg_family wg_family_rownorm;
 /* fam_hist.c: histograms */
 extern const wg_family wg_family_histogram;
 /* fam_compact.c: stream compaction */
 extern const wg_family wg_family_compact;
+/* fam_axis.c: reductions over any axis of a strided N-d array */
+extern const wg_family wg_family_reduce_axis;
 /* fam_scan.c: the whole-array and row scans */
 extern const wg_family wg_family_scan_array;
 extern const wg_family wg_family_scan_rows;

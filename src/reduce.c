@@ -39,9 +39,9 @@ static int reduce_spec(wg_context *ctx, wg_spec_facts *facts, wg_primitive primi
 
 /* What an _ex call adds: one input (this version), the kernel's parameter
  * block (the caller's values, the rest at the operator's defaults). */
-static int reduce_args(wg_context *ctx, const wg_reduction *r, const uint64_t *inputs,
-                       size_t ninputs, const wg_scalar *params, size_t nparams,
-                       wg_scalar kparams[WG_MAX_PARAMS]) {
+int wg_reduce_args(wg_context *ctx, const wg_reduction *r, const uint64_t *inputs,
+                   size_t ninputs, const wg_scalar *params, size_t nparams,
+                   wg_scalar kparams[WG_MAX_PARAMS]) {
   if (!r) return wg_fail(ctx, WG_EINVAL, "reduction is NULL");
   if (r->version != WG_REDUCTION_VERSION)
     return wg_fail(ctx, WG_EINVAL, "reduction version %d is not supported (expected %d): "
@@ -81,7 +81,7 @@ static int plain_call_check(wg_context *ctx, wg_type type, wg_operator op,
 }
 
 /* argmin, argmax, norminf: no identity a caller may see. */
-static int check_nonempty(wg_context *ctx, wg_operator op, const char *what) {
+int wg_reduce_check_nonempty(wg_context *ctx, wg_operator op, const char *what) {
   if (!wg_operators[op].needs_elements) return WG_OK;
   return wg_fail(ctx, WG_EINVAL, "'%s' of %s has no answer (as in PyTorch): there is "
                  "no element", wg_operators[op].name, what);
@@ -91,9 +91,9 @@ static int check_nonempty(wg_context *ctx, wg_operator op, const char *what) {
  * last parameter is the workspace pointer, filled here: a workspace for
  * `stream` whose first `ticket_bytes` are zero, or NULL for ticket_bytes 0
  * (a launch whose blocks do not combine through memory). */
-static int launch(wg_context *ctx, const wg_kernel *k, uint64_t grid,
-                  void **params, CUdeviceptr *workspace, size_t ticket_bytes,
-                  void *stream) {
+int wg_reduce_launch(wg_context *ctx, const wg_kernel *k, uint64_t grid,
+                     void **params, CUdeviceptr *workspace, size_t ticket_bytes,
+                     void *stream) {
   if ((unsigned)k->max_block_size < WG_REDUCE_BLOCK)
     return wg_fail(ctx, WG_ECUDA, "%s allows %d threads a block; it needs %u",
                    k->name, k->max_block_size, WG_REDUCE_BLOCK);
@@ -142,7 +142,8 @@ int wg_reduce_array_run(wg_context *ctx, const wg_spec_facts *f, const uint64_t 
   if (!shard) shard = &whole;
   int status = WG_OK;
   /* An empty shard is fine: its accumulator is the identity. */
-  if (n == 0 && !shard->partial && (status = check_nonempty(ctx, op, "an empty array")))
+  if (n == 0 && !shard->partial &&
+      (status = wg_reduce_check_nonempty(ctx, op, "an empty array")))
     return status;
   const size_t size = wg_types[type].size;
   status = wg_check_device_buffer(ctx, "input", in, n, size);
@@ -172,7 +173,7 @@ int wg_reduce_array_run(wg_context *ctx, const wg_spec_facts *f, const uint64_t 
   void *params[] = {element_inputs(f, inputs, all_inputs, &in_ptr), &count, &out_ptr,
                     kparams, &workspace, &base, &total, &partial};
   /* One block folds alone; more share one ticket. */
-  return launch(ctx, k, grid, params, &workspace, grid > 1 ? sizeof(unsigned) : 0,
+  return wg_reduce_launch(ctx, k, grid, params, &workspace, grid > 1 ? sizeof(unsigned) : 0,
                 stream);
 }
 
@@ -190,7 +191,7 @@ int wg_reduce_ex(wg_context *ctx, const wg_reduction *reduction, const uint64_t 
                  uint64_t out, void *stream) {
   if (!ctx) return WG_EINVAL;
   wg_scalar kparams[WG_MAX_PARAMS];
-  int status = reduce_args(ctx, reduction, inputs, ninputs, params, nparams, kparams);
+  int status = wg_reduce_args(ctx, reduction, inputs, ninputs, params, nparams, kparams);
   wg_spec_facts facts;
   if (status == WG_OK)
     status = reduce_spec(ctx, &facts, WG_REDUCE_ARRAY, reduction->type, reduction->op);
@@ -215,7 +216,7 @@ static int reduce_rows(wg_context *ctx, const wg_spec_facts *f, const uint64_t *
     wg_errmsg_clear(ctx);
     return WG_OK;
   }
-  if (cols == 0 && (status = check_nonempty(ctx, op, "an empty row"))) return status;
+  if (cols == 0 && (status = wg_reduce_check_nonempty(ctx, op, "an empty row"))) return status;
   const size_t size = wg_types[type].size;
   /* The input spans (rows - 1) strides and one row. */
   uint64_t span = 0;
@@ -297,7 +298,7 @@ static int reduce_rows(wg_context *ctx, const wg_spec_facts *f, const uint64_t *
   void *params[] = {element_inputs(f, inputs, all_inputs, &in_ptr), &nrows, &ncols,
                     &stride, &out_ptr, &split, kparams, &workspace};
   /* Only split rows combine through memory: a ticket a row. */
-  return launch(ctx, k, grid, params, &workspace,
+  return wg_reduce_launch(ctx, k, grid, params, &workspace,
                 split > 1 ? (size_t)rows * sizeof(unsigned) : 0, stream);
 }
 
@@ -317,7 +318,7 @@ int wg_reduce_rows_ex(wg_context *ctx, const wg_reduction *reduction,
                       size_t nparams, uint64_t out, void *stream) {
   if (!ctx) return WG_EINVAL;
   wg_scalar kparams[WG_MAX_PARAMS];
-  int status = reduce_args(ctx, reduction, inputs, ninputs, params, nparams, kparams);
+  int status = wg_reduce_args(ctx, reduction, inputs, ninputs, params, nparams, kparams);
   wg_spec_facts facts;
   if (status == WG_OK)
     status = reduce_spec(ctx, &facts, WG_REDUCE_ROWS, reduction->type, reduction->op);
@@ -347,7 +348,7 @@ int wg_spec_call_args(wg_context *ctx, const wg_spec *spec, const uint64_t *inpu
   if (spec->nparams == 0) {
     const wg_reduction r = {WG_REDUCTION_VERSION, spec->type,
                             spec->combine ? WG_OP_NONE : spec->op, 1};
-    return reduce_args(ctx, &r, inputs, 1, params, nparams, kparams);
+    return wg_reduce_args(ctx, &r, inputs, 1, params, nparams, kparams);
   }
   if (nparams != (size_t)spec->nparams || !params)
     return wg_fail(ctx, WG_EINVAL, "the spec declares %d parameter%s, %zu given",

@@ -101,4 +101,34 @@ int wg_reduce_spec_args(wg_context *ctx, wg_spec_facts *facts, const wg_spec *sp
                         const wg_scalar *params, size_t nparams,
                         wg_scalar kparams[WG_MAX_PARAMS]);
 
+/* What every reduction template is filled with (codegen_reduce.c): the
+ * spec's canonical text, the kernel's name, the prelude of its type,
+ * operator and expressions, and templates/reduce_helpers.cuh. */
+typedef struct wg_reduce_parts {
+  char *spec_text;
+  char kernel[128];
+  wg_buf prelude, helpers;
+} wg_reduce_parts;
+int wg_reduce_parts_make(wg_context *ctx, wg_reduce_parts *p, const wg_spec *concrete);
+void wg_reduce_parts_free(wg_reduce_parts *p);
+
+/* --- what reduce.c lends the other reduction families (fam_axis.c) ----- */
+
+#include <cuda.h>
+
+/* argmin, argmax, norminf of nothing: WG_EINVAL naming `what` ("an empty
+ * row"); WG_OK for every other operator. */
+int wg_reduce_check_nonempty(wg_context *ctx, wg_operator op, const char *what);
+/* Launches k with `grid` blocks of WG_REDUCE_BLOCK threads on stream; the
+ * kernel's last parameter is *workspace, filled here: a workspace for the
+ * stream whose first ticket_bytes are zero, or 0 when ticket_bytes is 0. */
+int wg_reduce_launch(wg_context *ctx, const wg_kernel *k, uint64_t grid, void **params,
+                     CUdeviceptr *workspace, size_t ticket_bytes, void *stream);
+/* The arguments of an _ex call: the reduction's version and input count,
+ * and the kernel's parameter block (the caller's values, the rest at the
+ * operator's defaults). */
+int wg_reduce_args(wg_context *ctx, const wg_reduction *r, const uint64_t *inputs,
+                   size_t ninputs, const wg_scalar *params, size_t nparams,
+                   wg_scalar kparams[WG_MAX_PARAMS]);
+
 #endif /* WG_REDUCE_H */

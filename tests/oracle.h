@@ -17,6 +17,7 @@
  *   oracle_hist.c  histograms: each key's bin, exact counts, test keys.
  *                  of them combined), in the device's bytes;
  *   oracle_compact.c  stream compaction (exact: values, indices, count).
+ *   oracle_axis.c  reductions over axes of strided N-d arrays, as rows.
  *
  * Tolerances (the one rule, computed by wg_oracle_growth):
  *   - integers (wrapping modulo 2^bits), indices, counts, min, max,
@@ -241,6 +242,19 @@ void wg_oracle_warp_check_ex(wg_oracle_report *report, const wg_spec *spec,
                              const wg_scalar *params, size_t nparams, const void *out,
                              uint64_t group_begin, uint64_t group_end);
 
+/* --- reductions over axes of a strided N-d array (oracle_axis.c) ------- */
+
+/* The rows a reduce-axis call reduces: the elements of an N-d array of
+ * `size`-byte elements (element idx at base + sum(idx[d] * strides[d])
+ * elements, strides of any sign) copied into dst as *rows rows of *cols
+ * elements, row q being output q of wg_reduce_axis (the kept indices
+ * row-major) and its elements the reduced indices row-major. dst NULL:
+ * only the counts. false for an invalid ndim or axes. wg_oracle_rows_check
+ * on dst then checks the outputs. */
+bool wg_oracle_axis_gather(void *dst, const void *base, size_t size, int ndim,
+                           const int64_t *shape, const int64_t *strides, const int *axes,
+                           int naxes, uint64_t *rows, uint64_t *cols);
+
 /* --- whole-array and row scans (oracle_scan.c) ----------------------------- */
 
 /* Checks `rows` scanned rows of `cols` elements of `type` with op (sum,
@@ -273,6 +287,30 @@ void wg_oracle_rows_check(wg_oracle_report *report, wg_type type, wg_operator op
  * that is not a warp primitive (the report untouched). */
 int wg_oracle_warp_check_text(wg_oracle_report *report, const char *spec_text,
                               const void *in, uint64_t n, const void *out);
+
+/* --- the fused row kernels (oracle_rownorm.c) ---------------------------- */
+
+/* The expected row: value[k] (NaN and infinities where PyTorch puts them)
+ * and scale[k], the arithmetic's allowed error beyond rounding the value
+ * to the output type. The caller owns the two arrays of `cols` doubles. */
+typedef struct wg_rownorm_want {
+  uint64_t cols;
+  double *value;
+  double *scale;
+} wg_rownorm_want;
+
+/* The row of `cols` elements of `type` at in[first..] through primitive p
+ * (WG_SOFTMAX_ROWS ... WG_RMSNORM_ROWS), in float64; weight and bias
+ * (cols elements of `type`, NULL: none) for the norms, eps for the norms. */
+void wg_oracle_rownorm_row(wg_rownorm_want *want, wg_primitive p, wg_type type,
+                           const void *in, uint64_t first, uint64_t cols,
+                           const void *weight, const void *bias, double eps);
+/* Does got[first..first+cols) (of `type`) match? NaN must be NaN, an
+ * infinity the same infinity, anything else within the bound. On false,
+ * *bad_col and why say where and how. */
+bool wg_oracle_rownorm_check(const wg_rownorm_want *want, wg_type type, const void *got,
+                             uint64_t first, uint64_t *bad_col, char *why,
+                             size_t why_size);
 
 /* --- stream compaction (oracle_compact.c) -------------------------------- */
 

@@ -28,6 +28,7 @@ from .ops import (argmax, argmin, ballot, count_nonzero, logsumexp, match,
                   mean, norm, reduce, reduce_rows, std, var, warp, warp_all,
                   warp_allreduce, warp_any, warp_broadcast, warp_exscan,
                   warp_reduce, warp_scan)
+from .rownorm import layer_norm, log_softmax, rms_norm, softmax
 from .scan import cummax, cummin, cumprod, cumsum, scan
 from .spec import Spec
 from .tools import find_disassembler

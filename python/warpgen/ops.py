@@ -109,6 +109,38 @@ def _rows_out(ctx, v, rows, out, out_type):
     return out, check_out(out, (rows,), out_type, v.device).ptr
 
 
+def _expr_spec(ctx, what, primitive, vs, op, exprs, correction, params):
+    """(the wg_spec, the output type, the parameter array, its length) of a
+    reduction with expressions, several inputs or parameters: the spec text
+    built by expressions.spec_text for `primitive` over the views vs."""
+    names, values = expressions.order_params(params)
+    map_, combine, identity, final = (
+        None if e is None else expressions.rename(e, names) for e in exprs)
+    if combine is None and op is None:
+        op = "sum"
+    if op is not None:
+        _op_index(op)
+    if correction is not None and values:
+        raise ArrayError(f"{what}: correction= and expression parameters "
+                         "do not go together")
+    text = expressions.spec_text(primitive, [w.type for w in vs], op,
+                                 map=map_, combine=combine, identity=identity,
+                                 final=final, params=values)
+    c = ctx.c_spec(text)
+    out_type = _OUT_TYPES.get(text)
+    if out_type is None:
+        out_index = lib.wg_reduce_spec_output_type(ctypes.byref(c))
+        if out_index < 0:
+            ctx.validate_spec(c)  # raises with the library's message
+        out_type = _lib.TYPES[out_index]
+        if len(_OUT_TYPES) > 4096:
+            _OUT_TYPES.clear()
+        _OUT_TYPES[text] = out_type
+    params_c, nparams = (expressions.scalars(values) if values
+                         else _params(correction))
+    return c, out_type, params_c, nparams
+
+
 def _reduce_expr(rows_wise, x, op, exprs, correction, out, context, params):
     """reduce / reduce_rows with expressions, several inputs or parameters:
     one spec (text built by expressions.spec_text) and one
@@ -125,32 +157,9 @@ def _reduce_expr(rows_wise, x, op, exprs, correction, out, context, params):
                              f"({v.shape} on {v.device}, {other.shape} on "
                              f"{other.device})")
     ctx = _context_for(v, context)
-    names, values = expressions.order_params(params)
-    map_, combine, identity, final = (
-        None if e is None else expressions.rename(e, names) for e in exprs)
-    if combine is None and op is None:
-        op = "sum"
-    if op is not None:
-        _op_index(op)
-    if correction is not None and values:
-        raise ArrayError(f"{what}: correction= and expression parameters "
-                         "do not go together")
     primitive = "reduce-rows" if rows_wise else "reduce-array"
-    text = expressions.spec_text(primitive, [w.type for w in vs], op,
-                                 map=map_, combine=combine, identity=identity,
-                                 final=final, params=values)
-    c = ctx.c_spec(text)
-    out_type = _OUT_TYPES.get(text)
-    if out_type is None:
-        out_index = lib.wg_reduce_spec_output_type(ctypes.byref(c))
-        if out_index < 0:
-            ctx.validate_spec(c)  # raises with the library's message
-        out_type = _lib.TYPES[out_index]
-        if len(_OUT_TYPES) > 4096:
-            _OUT_TYPES.clear()
-        _OUT_TYPES[text] = out_type
-    params_c, nparams = (expressions.scalars(values) if values
-                         else _params(correction))
+    c, out_type, params_c, nparams = _expr_spec(ctx, what, primitive, vs, op,
+                                                exprs, correction, params)
     k = len(vs)
     if rows_wise:
         layouts = [_row_layout(w, what) for w in vs]
@@ -184,9 +193,17 @@ def _reduce_expr(rows_wise, x, op, exprs, correction, out, context, params):
     return out
 
 
-def reduce(x, op=None, *, map=None, combine=None, identity=None, final=None,
-           correction=None, out=None, context=None, **params):
-    """Reduces every element of x with op and returns a Python scalar.
+def reduce(x, op=None, *, dim=None, keepdim=False, map=None, combine=None,
+           identity=None, final=None, correction=None, out=None, context=None,
+           **params):
+    """Reduces every element of x with op and returns a Python scalar; with
+    dim= (an int or a tuple of ints, negative ones from the end) reduces
+    those dimensions only and returns an array of the others, as PyTorch's
+    x.sum(dim=dim, keepdim=keepdim) and NumPy's x.sum(axis=dim,
+    keepdims=keepdim) shape it (argmin/argmax: the index along the reduced
+    dims, row-major over them). Any strides, negative ones included, are
+    read in place when they allow (python/warpgen/axis.py); out= then is an
+    array of the output's shape.
 
     Expressions (docs/expressions.md): map= replaces each element by an
     expression of x (and y, z, w when x is a tuple of up to 4 arrays of one
@@ -207,6 +224,10 @@ def reduce(x, op=None, *, map=None, combine=None, identity=None, final=None,
     f32, else x's type). With out= (a one-element array of that type on
     x's device) it writes there without waiting and returns out."""
     exprs = (map, combine, identity, final)
+    if dim is not None:
+        from .axis import reduce_dims
+        return reduce_dims(x, op, dim, keepdim, exprs, correction, out,
+                           context, params)
     if _with_expressions(x, exprs, params):
         return _reduce_expr(False, x, op, exprs, correction, out, context,
                             params)
@@ -266,14 +287,9 @@ def reduce_rows(x, op=None, *, map=None, combine=None, identity=None,
 
 
 def _whole_or_rows(x, op, dim, correction=None, out=None, context=None):
-    """reduce (dim None) or reduce_rows (dim 1 or -1 of a 2-D array)."""
-    if dim is None:
-        return reduce(x, op, correction=correction, out=out, context=context)
-    if dim in (1, -1):
-        return reduce_rows(x, op, correction=correction, out=out,
-                           context=context)
-    raise ArrayError(f"{op}: dim must be None (the whole array) or 1 / -1 "
-                     f"(each row of a 2-D array), not {dim!r}")
+    """reduce over the whole array (dim None) or over dim (any dims)."""
+    return reduce(x, op, dim=dim, correction=correction, out=out,
+                  context=context)
 
 
 def argmax(x, dim=None, *, out=None, context=None):

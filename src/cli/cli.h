@@ -70,6 +70,15 @@ int wg_cli_cache(int argc, char **argv); /* cmd_cache.c */
 int wg_cli_compact(wg_context *ctx, const wg_spec *spec, uint64_t n, const double *params,
                    size_t nparams, uint64_t seed, int reps);
 
+/* The fused row kernels for run and bench (run_rownorm.c): is the spec
+ * one; one launch over rows x cols (no weight or bias, eps 1e-5, packed
+ * rows); the oracle's report on every output element. */
+struct wg_oracle_report;
+bool wg_cli_rownorm_is(const wg_spec *spec);
+int wg_cli_rownorm_launch(wg_context *ctx, const wg_spec *spec, uint64_t in, uint64_t out,
+                          uint64_t rows, uint64_t cols);
+void wg_cli_rownorm_check(struct wg_oracle_report *report, const wg_spec *spec,
+                          const void *in, uint64_t rows, uint64_t cols, const void *out);
 /* The scans in run and bench (run_scan.c): 1 for scan-array and
  * exscan-array, 2 for scan-rows and exscan-rows, 0 for any other spec; the
  * output's element size (0: an invalid spec); why run cannot check a scan

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "driver.h"
 #include "oracle.h"
+#include "run_axis.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +39,7 @@ typedef struct run_args {
   bool have_seed;
   uint64_t rows, cols;   /* reduce-rows: --rows, --cols */
   bool have_rows, have_cols;
+  wg_run_axis axis;      /* reduce-axis: --shape, --axis */
   wg_scalar params[WG_MAX_PARAMS]; /* reductions: --param, in order */
   size_t nparams;
   bool have_launch;      /* --block or --grid given */
@@ -90,6 +92,8 @@ static int parse_args(run_args *a, int argc, char **argv, const char *usage,
     } else if (!strcmp(arg, "--cols")) {
       bad = wg_cli_number(argv[0], arg, value, 0, UINT64_MAX, &a->cols);
       a->have_cols = true;
+    } else if (!strcmp(arg, "--shape") || !strcmp(arg, "--axis")) {
+      bad = wg_run_axis_option(&a->axis, argv[0], arg, value);
     } else if (!strcmp(arg, "--param")) {
       if (a->nparams == WG_MAX_PARAMS) {
         fprintf(stderr, "warpgen %s: more than %d --param\n", argv[0], WG_MAX_PARAMS);
@@ -152,6 +156,7 @@ static int parse_args(run_args *a, int argc, char **argv, const char *usage,
 typedef struct run_job {
   const wg_spec *spec;
   bool reduction;        /* reduce-array or reduce-rows */
+  bool rownorm;          /* a fused row kernel (run_rownorm.c): rows as reduce-rows */
   uint64_t n;            /* input elements */
   uint64_t rows, cols;   /* reductions: rows of cols (reduce-array: 1 x n) */
   wg_reduction reduce;   /* reductions: what wg_reduce_ex is asked */
@@ -162,6 +167,7 @@ typedef struct run_job {
   bool histogram;        /* histogram (run_hist.c): wg_histogram */
   bool edge_keys;        /* histogram: the oracle's edge mix (run), else uniform */
   wg_scalar hist_params[WG_MAX_PARAMS];
+  wg_run_axis axis;      /* reduce-axis: the shape (rows: outputs, cols: len) */
 } run_job;
 
 /* Resolves the job's shape from the options and the spec. reduce-rows:
@@ -172,13 +178,19 @@ static int job_make(run_job *job, const wg_spec *spec, const run_args *a,
                     const char *cmd) {
   memset(job, 0, sizeof *job);
   job->spec = spec;
+  job->rownorm = wg_cli_rownorm_is(spec);
   const int scan = wg_cli_scan_kind(spec); /* 1: array, 2: rows (run_scan.c) */
-  const bool rows_wise = spec->primitive == WG_REDUCE_ROWS || scan == 2;
+  const bool rows_wise = spec->primitive == WG_REDUCE_ROWS || job->rownorm || scan == 2;
   job->reduction = spec->primitive == WG_REDUCE_ARRAY ||
-                   spec->primitive == WG_REDUCE_ROWS || scan;
+                   spec->primitive == WG_REDUCE_ROWS || job->rownorm ||
+                   spec->primitive == WG_REDUCE_AXIS || scan;
   job->n = a->n;
   job->config = a->config;
   const char *why = NULL;
+  if (spec->primitive != WG_REDUCE_AXIS && (a->axis.have_shape || a->axis.have_axis)) {
+    fprintf(stderr, "warpgen %s: --shape and --axis are for reduce-axis\n", cmd);
+    return WG_EXIT_USAGE;
+  }
   if (spec->primitive == WG_HISTOGRAM) {
     job->histogram = true;
     job->edge_keys = strcmp(cmd, "run") == 0;
@@ -205,7 +217,7 @@ static int job_make(run_job *job, const wg_spec *spec, const run_args *a,
   if (a->have_launch)
     why = "--block and --grid are for the warp primitives (the reductions "
           "choose their own launch)";
-  else if (!scan && wg_reduce_output_type(spec->type, spec->op) < 0)
+  else if (!job->rownorm && !scan && wg_reduce_output_type(spec->type, spec->op) < 0)
     why = "this operator does not take this type"; /* the parser refuses first */
   else if (!rows_wise && (a->have_rows || a->have_cols))
     why = "--rows and --cols are for reduce-rows and scan-rows (the arrays take --n)";
@@ -220,14 +232,24 @@ static int job_make(run_job *job, const wg_spec *spec, const run_args *a,
   job->nparams = a->nparams;
   job->rows = 1;
   job->cols = a->n;
+  if (!why && spec->primitive == WG_REDUCE_AXIS) {
+    job->axis = a->axis;
+    if (a->have_rows || a->have_cols)
+      why = "--rows and --cols are for reduce-rows (reduce-axis takes --shape, --axis)";
+    else if (a->axis.have_shape && a->have_n)
+      why = "give --shape or --n, not both";
+    else
+      why = wg_run_axis_shape(&job->axis, &job->n, &job->rows, &job->cols);
+  }
   if (!why && rows_wise) {
     const uint64_t spec_cols = (uint64_t)spec->cols;
     job->cols = a->have_cols ? a->cols : spec_cols;
     if (a->have_cols && spec_cols && a->cols != spec_cols)
       why = "--cols differs from the spec's cols=";
     else if (!a->have_cols && !spec_cols)
-      why = scan ? "scan-rows needs --cols C (or cols=C in the spec)"
-                 : "reduce-rows needs --cols C (or cols=C in the spec)";
+      why = job->rownorm ? "a row kernel needs --cols C (or cols=C in the spec)"
+            : scan       ? "scan-rows needs --cols C (or cols=C in the spec)"
+                         : "reduce-rows needs --cols C (or cols=C in the spec)";
     else if (a->have_rows && a->have_n)
       why = "give --rows or --n, not both";
     else if (a->have_rows)
@@ -261,8 +283,8 @@ static int job_output_shape(const run_job *job, uint64_t *count, size_t *size) {
     *size = wg_cli_scan_out_size(job->spec);
     return *size ? WG_OK : WG_ESPEC;
   }
-  *count = job->rows;
-  *size = wg_type_size((wg_type)wg_reduce_output_type(job->spec->type, job->spec->op));
+  *count = job->rownorm ? job->rows * job->cols : job->rows;
+  *size = job->rownorm ? wg_type_size(job->spec->type) : wg_type_size((wg_type)wg_reduce_output_type(job->spec->type, job->spec->op));
   return WG_OK;
 }
 
@@ -309,7 +331,7 @@ static int buffers_make(wg_context *ctx, run_buffers *b, const run_job *job,
   if (job->histogram)
     wg_cli_hist_fill(spec, job->params, job->edge_keys, b->host_in, n, seed);
   else if (job->reduction)
-    wg_oracle_fill(spec->type, spec->op, b->host_in, n, seed);
+    wg_oracle_fill(spec->type, job->rownorm ? WG_OP_SUM : spec->op, b->host_in, n, seed);
   else
     wg_oracle_warp_fill(spec, b->host_in, 0, n, seed);
   rc = wg_mem_alloc(ctx, &b->dev_in, b->in_bytes);
@@ -322,6 +344,8 @@ static int buffers_make(wg_context *ctx, run_buffers *b, const run_job *job,
 
 /* One launch of the job (asynchronous, on the default stream). */
 static int job_launch(wg_context *ctx, const run_job *job, const run_buffers *b) {
+  if (job->rownorm)
+    return wg_cli_rownorm_launch(ctx, job->spec, b->dev_in, b->dev_out, job->rows, job->cols);
   switch (job->spec->primitive) {
   case WG_REDUCE_ARRAY:
     return wg_reduce_ex(ctx, &job->reduce, &b->dev_in, 1, job->n, job->params,
@@ -332,6 +356,9 @@ static int job_launch(wg_context *ctx, const run_job *job, const run_buffers *b)
   case WG_HISTOGRAM:
     return wg_histogram(ctx, job->spec, b->dev_in, job->n, job->params, job->nparams,
                         b->dev_out, NULL);
+  case WG_REDUCE_AXIS:
+    return wg_run_axis_launch(ctx, &job->axis, &job->reduce, b->dev_in, job->params,
+                              job->nparams, b->dev_out);
   default:
     if (wg_cli_scan_kind(job->spec))
       return wg_cli_scan_launch(ctx, job->spec, b->dev_in, job->rows, job->cols, b->dev_out);
@@ -344,8 +371,13 @@ static int job_launch(wg_context *ctx, const run_job *job, const run_buffers *b)
 static void job_check(wg_oracle_report *report, const run_job *job,
                       const run_buffers *b) {
   wg_oracle_report_init(report);
-  if (job->histogram)
+  if (job->rownorm)
+    wg_cli_rownorm_check(report, job->spec, b->host_in, job->rows, job->cols, b->host_out);
+  else if (job->histogram)
     wg_cli_hist_check(report, job->spec, job->params, b->host_in, job->n, b->host_out);
+  else if (job->spec->primitive == WG_REDUCE_AXIS)
+    wg_run_axis_check(report, &job->axis, job->spec->type, job->spec->op, b->host_in,
+                      job->params, job->nparams, b->host_out);
   else if (wg_cli_scan_kind(job->spec))
     wg_cli_scan_check(report, job->spec, b->host_in, job->rows, job->cols, b->host_out);
   else if (job->reduction)
@@ -459,7 +491,7 @@ static int job_warm_up(wg_context *ctx, run_job *job, const run_buffers *b,
 /* A reduction the library must refuse (argmin, argmax, norminf of empty
  * rows): the oracle of the first row says so. */
 static bool job_must_fail(const run_job *job, const run_buffers *b) {
-  if (!job->reduction || job->rows == 0 || wg_cli_scan_kind(job->spec))
+  if (!job->reduction || job->rownorm || job->rows == 0 || wg_cli_scan_kind(job->spec))
     return false;
   wg_oracle want;
   wg_oracle_reduce(&want, job->spec->type, job->spec->op, b->host_in, 0, job->cols,
@@ -471,7 +503,7 @@ static bool job_must_fail(const run_job *job, const run_buffers *b) {
  * kernel ran (reduce-rows: with the cols it ran with). */
 static void job_name(char *text, size_t size, const run_job *job) {
   wg_spec spec = *job->spec;
-  if ((spec.primitive == WG_REDUCE_ROWS || wg_cli_scan_kind(&spec) == 2) &&
+  if (((spec.primitive == WG_REDUCE_ROWS && !job->rownorm) || wg_cli_scan_kind(&spec) == 2) &&
       job->cols <= INT64_MAX)
     spec.cols = (int64_t)job->cols;
   int len = wg_spec_format(text, size, &spec);
@@ -487,6 +519,7 @@ static const char run_usage[] =
     "       warpgen run REDUCE-SPEC [--n N | --rows R] [--cols C] [--param V]...\n"
     "       warpgen run HISTOGRAM-SPEC [--n N] [--param LO --param HI]\n"
     "       warpgen run COMPACT-SPEC [--n N] [--seed S] [--param V]...\n"
+    "       warpgen run AXIS-SPEC [--shape A,B,... | --n N] [--axis K,...] [--param V]...\n"
     "       warpgen run SCAN-SPEC [--n N | --rows R] [--cols C]\n"
     "       warpgen run --specs FILE [--n N] [--seed S]\n"
     "  Runs the kernel for SPEC on the GPU over N random elements (default\n"
@@ -499,6 +532,8 @@ static const char run_usage[] =
     "  map's params=: --param, in order) into its bins=.\n"
     "  compact keeps what its pred= keeps of N elements, --param giving\n"
     "  p0, p1... in order, and is checked exactly.\n"
+    "  reduce-axis reduces the dims --axis (default 0; negative from the\n"
+    "  end) of a contiguous array of --shape (default: N elements).\n"
     "  scan-array and scan-rows (and exscan-) take the same shapes and write\n"
     "  every prefix; run checks those of the built-in operators.\n"
     "  --specs runs each spec in FILE ('-': standard input), one per line.\n"
@@ -567,7 +602,8 @@ static int run_one(wg_context *ctx, const wg_spec *spec, const run_args *a) {
   job_check(&report, &job, &b);
   bool pass = report.mismatches == 0 && report.checked == b.out_count;
   printf("%s: %s  n=%" PRIu64, pass ? "PASS" : "FAIL", text, job.n);
-  if (spec->primitive == WG_REDUCE_ROWS || wg_cli_scan_kind(spec) == 2)
+  if (spec->primitive == WG_REDUCE_ROWS || job.rownorm || spec->primitive == WG_REDUCE_AXIS ||
+      wg_cli_scan_kind(spec) == 2)
     printf(" (%" PRIu64 " x %" PRIu64 ")", job.rows, job.cols);
   printf(" outputs=%" PRIu64 " seed=0x%016" PRIx64 "  kernel %.3f us  (load %.1f ms)",
          report.checked, seed, ms * 1e3, load_ms);
@@ -711,6 +747,7 @@ static const char bench_usage[] =
     "       warpgen bench REDUCE-SPEC [--n N | --rows R] [--cols C] [--param V]...\n"
     "       warpgen bench HISTOGRAM-SPEC [--n N] [--param LO --param HI]\n"
     "       warpgen bench COMPACT-SPEC [--n N] [--reps R] [--param V]...\n"
+    "       warpgen bench AXIS-SPEC [--shape A,B,... | --n N] [--axis K,...]\n"
     "  Times the kernel for SPEC over N random elements (default 2^26) with\n"
     "  CUDA events: three warm-up launches, then R timed ones (default 50);\n"
     "  prints the median and fastest time, elements and groups (rows) per\n"
@@ -778,7 +815,8 @@ int wg_cli_bench(int argc, char **argv) {
     double median = times[a.reps / 2] * 1e-3, best = times[0] * 1e-3;
     double groups = (double)(job.reduction ? job.rows : wg_oracle_group_count(&spec, job.n));
     printf("%s on %s (sm_%d), n=%" PRIu64, text, info.name, info.arch, job.n);
-    if (spec.primitive == WG_REDUCE_ROWS || wg_cli_scan_kind(&spec) == 2)
+    if (spec.primitive == WG_REDUCE_ROWS || job.rownorm || spec.primitive == WG_REDUCE_AXIS ||
+        wg_cli_scan_kind(&spec) == 2)
       printf(" (%" PRIu64 " x %" PRIu64 ")", job.rows, job.cols);
     printf(", %d reps\n", a.reps);
     printf("  median %.3f us  fastest %.3f us\n", median * 1e6, best * 1e6);

@@ -125,7 +125,8 @@ def main():
     lines = (subprocess.run([os.path.join(a.build, "warpgen"), "list", "--arch", "sm_90"],
                             capture_output=True, text=True, check=True).stdout.splitlines()
              if a.listed else sys.stdin)
-    specs = [l.strip() for l in lines if l.strip() and not l.startswith("reduce-")]
+    # The warp primitives: the only specs whose text carries width=.
+    specs = [l.strip() for l in lines if " width=" in l]
     if a.sample:
         specs = sample(specs, a.sample)
     warpgen = os.path.join(a.build, "warpgen")

@@ -22,15 +22,7 @@ static inline int __ffs(unsigned x) { return __builtin_ffs((int)x); }
 static inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
 template <class T> static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 #define __launch_bounds__(x)
-template <class T> static T emu_trunc_to(double d) { return (T)std::trunc(d); }
-#define __float2int_rz emu_trunc_to<int>
-#define __double2int_rz emu_trunc_to<int>
-#define __float2uint_rz emu_trunc_to<unsigned>
-#define __double2uint_rz emu_trunc_to<unsigned>
-#define __float2ll_rz emu_trunc_to<long long>
-#define __double2ll_rz emu_trunc_to<long long>
-#define __float2ull_rz emu_trunc_to<unsigned long long>
-#define __double2ull_rz emu_trunc_to<unsigned long long>
+/* The truncating conversions come from shim.h (expr_shim.h). */
 extern "C" { unsigned wg_hist[1 << 17]; } /* the kernel's extern __shared__ array */
 #include EMU_SOURCE
 extern "C" {

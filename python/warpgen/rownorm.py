@@ -1,0 +1,155 @@
+"""The fused row kernels over the last dimension: softmax, log_softmax,
+layer_norm and rms_norm, as PyTorch computes them (include/warpgen.h,
+wg_softmax_rows and the three after it).
+
+x is a torch, CuPy, CUDA Array Interface or DLPack array of f16, bf16, f32
+or f64 with any number of dimensions; the last is normalised. Its rows
+must each be contiguous and the leading dimensions must fold into one row
+stride (any padding between rows is fine); the output is a new contiguous
+array of x's shape and type (or out=, laid out the same way). weight and
+bias are 1-D arrays of x's type and length cols on x's device. Nothing is
+copied; one C call on x's stream.
+"""
+
+from ._lib import lib
+from .arrays import empty_like_kind, view
+from .errors import ArrayError, DTypeError
+from .ops import _TYPE_INDEX, _context_for, _ready
+
+_FLOATS = ("f16", "bf16", "f32", "f64")
+# The smallest x with 1 + x != 1 in each type: torch.finfo(dtype).eps.
+_FINFO_EPS = {"f16": 2.0 ** -10, "bf16": 2.0 ** -7, "f32": 2.0 ** -23,
+              "f64": 2.0 ** -52}
+
+
+def _rows(v, what):
+    """(rows, cols, row_stride) of v read as rows of its last dimension."""
+    if v.type not in _FLOATS:
+        raise DTypeError(f"{what}: f16, bf16, f32 or f64 arrays, not {v.type}")
+    if not v.shape:
+        raise ArrayError(f"{what}: a 0-d array has no rows")
+    shape = tuple(v.shape)
+    cols = shape[-1]
+    rows = 1
+    for d in shape[:-1]:
+        rows *= d
+    if rows == 0 or cols == 0:
+        return rows, cols, cols
+    strides = v.strides if v.strides is not None else None
+    if strides is None:
+        return rows, cols, cols
+    if cols > 1 and strides[-1] != 1:
+        raise ArrayError(f"{what}: the last dimension must be contiguous "
+                         f"(stride 1), not {strides[-1]}; pass x.contiguous()")
+    # The leading dimensions (sizes > 1) must step by one row stride.
+    lead = [(d, s) for d, s in zip(shape[:-1], strides[:-1]) if d != 1]
+    row_stride = lead[-1][1] if lead else cols
+    expect = row_stride
+    for d, s in reversed(lead):
+        if s != expect:
+            raise ArrayError(f"{what}: strides {tuple(strides)} for shape "
+                             f"{shape} do not fold into rows of one stride; "
+                             "pass x.contiguous()")
+        expect = s * d
+    if rows > 1 and row_stride < cols:
+        raise ArrayError(f"{what}: the row stride {row_stride} is less than "
+                         f"the row length {cols}")
+    return rows, cols, row_stride
+
+
+def _vector(a, name, v, cols, what):
+    """The device pointer of weight/bias (0 for None), checked."""
+    if a is None:
+        return 0
+    w = view(a)
+    if w.type != v.type:
+        raise DTypeError(f"{what}: {name} has type {w.type}, x has {v.type}")
+    if tuple(w.shape) != (cols,):
+        raise ArrayError(f"{what}: {name} must have shape ({cols},), not "
+                         f"{tuple(w.shape)}")
+    if cols > 1 and w.strides is not None and w.strides[0] != 1:
+        raise ArrayError(f"{what}: {name} must be contiguous")
+    if w.device != v.device:
+        raise ArrayError(f"{what}: {name} is on CUDA device {w.device}, x on "
+                         f"{v.device}")
+    return w.ptr
+
+
+def _output(ctx, v, out, what):
+    """(out, pointer, row stride) of the output: a new contiguous array like
+    x, or the caller's out= (x's shape and type, rows contiguous)."""
+    _ready(ctx, v)
+    if out is None:
+        o, ptr = empty_like_kind(v, tuple(v.shape), v.type, ctx)
+        return o, ptr, v.shape[-1]
+    o = view(out)
+    if o.type != v.type:
+        raise DTypeError(f"out= has type {o.type}; this call writes {v.type}")
+    if tuple(o.shape) != tuple(v.shape):
+        raise ArrayError(f"out= has shape {tuple(o.shape)}; this call writes "
+                         f"{tuple(v.shape)}")
+    if o.device != v.device:
+        raise ArrayError(f"out= is on CUDA device {o.device}, x on {v.device}")
+    _, _, stride = _rows(o, what + " (out=)")
+    return out, o.ptr, stride
+
+
+def _last_dim(dim, ndim, what):
+    if dim not in (-1, ndim - 1):
+        raise ArrayError(f"{what}: warpgen normalises the last dimension "
+                         f"(dim=-1), not dim={dim}; move it last first")
+
+
+def _run(kind, x, weight, bias, eps, out, context):
+    what = kind
+    v = view(x)
+    rows, cols, in_stride = _rows(v, what)
+    ctx = _context_for(v, context)
+    w_ptr = _vector(weight, "weight", v, cols, what)
+    b_ptr = _vector(bias, "bias", v, cols, what)
+    out, out_ptr, out_stride = _output(ctx, v, out, what)
+    if rows == 0 or cols == 0:
+        return out
+    t = _TYPE_INDEX[v.type]
+    if kind == "softmax":
+        ctx.call(lib.wg_softmax_rows, t, v.ptr, out_ptr, rows, cols, in_stride,
+                 out_stride, v.stream)
+    elif kind == "log_softmax":
+        ctx.call(lib.wg_log_softmax_rows, t, v.ptr, out_ptr, rows, cols,
+                 in_stride, out_stride, v.stream)
+    elif kind == "layer_norm":
+        ctx.call(lib.wg_layer_norm_rows, t, v.ptr, w_ptr, b_ptr, out_ptr, rows,
+                 cols, in_stride, out_stride, float(eps), v.stream)
+    else:
+        ctx.call(lib.wg_rms_norm_rows, t, v.ptr, w_ptr, out_ptr, rows, cols,
+                 in_stride, out_stride, float(eps), v.stream)
+    return out
+
+
+def softmax(x, dim=-1, *, out=None, context=None):
+    """torch.softmax(x, dim=-1): exp(x - max) / sum, the max subtracted
+    first; a NaN, a +inf or a row of only -inf makes the row NaN."""
+    _last_dim(dim, len(view(x).shape), "softmax")
+    return _run("softmax", x, None, None, 0.0, out, context)
+
+
+def log_softmax(x, dim=-1, *, out=None, context=None):
+    """torch.log_softmax(x, dim=-1): x - max - log(sum(exp(x - max)))."""
+    _last_dim(dim, len(view(x).shape), "log_softmax")
+    return _run("log_softmax", x, None, None, 0.0, out, context)
+
+
+def layer_norm(x, weight=None, bias=None, eps=1e-5, *, out=None,
+               context=None):
+    """torch.nn.functional.layer_norm(x, (x.shape[-1],), weight, bias, eps):
+    (x - mean) / sqrt(var + eps) * weight + bias with the biased variance;
+    an all-equal row has variance exactly 0. A new eps compiles nothing."""
+    return _run("layer_norm", x, weight, bias, eps, out, context)
+
+
+def rms_norm(x, weight=None, eps=None, *, out=None, context=None):
+    """torch.nn.functional.rms_norm(x, (x.shape[-1],), weight, eps):
+    x / sqrt(mean(x^2) + eps) * weight; eps None is torch.finfo(x.dtype).eps."""
+    if eps is None:
+        eps = _FINFO_EPS.get(view(x).type, 0.0)
+    return _run("rms_norm", x, weight, None, eps, out, context)

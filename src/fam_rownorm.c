@@ -1,0 +1,338 @@
+/*
+ * fam_rownorm.c - the fused row kernels: softmax-rows, log-softmax-rows,
+ * layernorm-rows and rmsnorm-rows. One family descriptor (validation, the
+ * cols= key, the kernel name, the source from templates/rownorm.cu, the
+ * operation a template value) and the public calls that launch them.
+ *
+ * The shape comes from the row length, as reduce-rows chooses it: a
+ * logical warp of 1 to 32 lanes for short rows, a warp, or a block of up
+ * to 1024 threads, each lane holding up to 32 values (16 for f64) in
+ * registers, so that a row is read once. Rows longer than a block holds
+ * are streamed twice by a block of 1024 (templates/rownorm.cu).
+ */
+#include "driver.h"
+#include "fam_rownorm.h"
+#include "family.h"
+#include "kernel.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* gridDim.x may not exceed this. */
+#define WG_MAX_GRID 0x7fffffffull
+/* Threads a block of groups of at most a warp. */
+#define WG_ROWNORM_BLOCK 256u
+/* Vectors a lane of a short row holds: 64 bytes in flight. */
+#define WG_SHORT_CHUNKS 4u
+
+/* The four primitives as data: the template's operation and what it is. */
+typedef struct rownorm_op {
+  wg_primitive primitive;
+  const char *op;   /* WG_OP of templates/rownorm.cu */
+  const char *what; /* for the source's header */
+} rownorm_op;
+
+static const rownorm_op rownorm_ops[] = {
+  {WG_SOFTMAX_ROWS, "0", "softmax (exp(x - max) / sum)"},
+  {WG_LOG_SOFTMAX_ROWS, "1", "log_softmax (x - max - log(sum))"},
+  {WG_LAYERNORM_ROWS, "2", "layernorm ((x - mean) / sqrt(var + eps) * w + b)"},
+  {WG_RMSNORM_ROWS, "3", "rmsnorm (x / sqrt(mean(x^2) + eps) * w)"},
+};
+
+static const rownorm_op *op_of(wg_primitive p) {
+  for (size_t i = 0; i < WG_COUNT_OF(rownorm_ops); i++)
+    if (rownorm_ops[i].primitive == p) return &rownorm_ops[i];
+  return NULL;
+}
+
+/* --- the shape ------------------------------------------------------------ */
+
+typedef struct rownorm_shape {
+  unsigned group;  /* lanes a row: 1..32 within a warp, 64..1024 a block */
+  unsigned chunks; /* 16-byte vectors a lane holds */
+  unsigned rows_per_round;
+  unsigned block;  /* threads a block */
+} rownorm_shape;
+
+static uint64_t pow2_at_least(uint64_t x) {
+  uint64_t p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+
+/* Vectors a lane may hold: 32 f32 values in registers (8 f64: their
+ * arithmetic takes registers in pairs, and 16 spilled). */
+static unsigned max_chunks(wg_type type) { return wg_types[type].size == 4 ? 8u : 4u; }
+
+/* Short rows (up to 128 vectors): the fewest lanes, a power of two, that
+ * hold the row at up to 4 vectors a lane (at least 2 lanes once a row has
+ * 2 vectors, so a lane pair reads whole 32-byte sectors), and up to 4 rows
+ * in flight when a lane holds fewer than 4 vectors. Then a warp of up to
+ * max_chunks a lane; then a block. cols 0 (any): the largest block. */
+static rownorm_shape shape_for(wg_type type, int64_t cols) {
+  const uint64_t vec = 16u / wg_types[type].size, most = max_chunks(type);
+  rownorm_shape s = {1024, (unsigned)most, 1, 1024};
+  if (cols <= 0) return s;
+  const uint64_t vectors = ((uint64_t)cols + vec - 1) / vec;
+  if (vectors > 1024 * most) return s;
+  uint64_t group;
+  if (vectors <= 32 * WG_SHORT_CHUNKS) {
+    group = pow2_at_least((vectors + WG_SHORT_CHUNKS - 1) / WG_SHORT_CHUNKS);
+    if (vectors >= 2 && group < 2) group = 2;
+  } else if (vectors <= 32 * most) {
+    group = 32;
+  } else {
+    group = pow2_at_least((vectors + most - 1) / most);
+  }
+  s.group = (unsigned)group;
+  s.chunks = (unsigned)((vectors + group - 1) / group);
+  s.rows_per_round = group <= 32 && s.chunks < 4 ? 4u / s.chunks : 1u;
+  s.block = group <= 32 ? WG_ROWNORM_BLOCK : (unsigned)group;
+  return s;
+}
+
+/* The cols= of the kernel a call with rows of `cols` uses: what its shape
+ * holds (so nearby lengths share a kernel), 0 beyond what a block holds. */
+static int64_t spec_cols(wg_type type, uint64_t cols) {
+  const uint64_t vec = 16u / wg_types[type].size;
+  if (cols == 0 || cols > 1024ull * max_chunks(type) * vec) return 0;
+  const rownorm_shape s = shape_for(type, (int64_t)cols);
+  return (int64_t)((uint64_t)s.group * s.chunks * vec);
+}
+
+/* --- the descriptor -------------------------------------------------------- */
+
+/* spec.c has checked the rest: no operator, no expressions, no key but
+ * cols= away from its default. */
+static int rownorm_validate(wg_context *ctx, const wg_spec *s, int arch) {
+  (void)arch;
+  if (!wg_types[s->type].is_float)
+    return wg_fail(ctx, WG_ESPEC, "type: '%s' takes f16, bf16, f32 or f64, not %s",
+                   wg_primitives[s->primitive].name, wg_types[s->type].name);
+  if (s->cols < 0)
+    return wg_fail(ctx, WG_ESPEC, "cols: %lld is negative", (long long)s->cols);
+  return WG_OK;
+}
+
+static void rownorm_format_keys(wg_buf *out, const wg_spec *s) {
+  wg_buf_printf(out, " cols=%lld", (long long)s->cols);
+}
+
+static void rownorm_name_suffix(wg_buf *out, const wg_spec *c) {
+  if (c->cols) wg_buf_printf(out, "_c%lld", (long long)c->cols);
+}
+
+static int rownorm_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
+  const rownorm_op *op = op_of(c->primitive);
+  if (!op)
+    return wg_fail(ctx, WG_ESPEC, "'%s' is not a fused row kernel",
+                   wg_primitives[c->primitive].name);
+  const rownorm_shape shape = shape_for(c->type, c->cols);
+  const unsigned vec = 16u / wg_types[c->type].size;
+  char spec_text[256], kernel[128], block[16], group[16], chunks[16], rpr[16], min_blocks[16],
+      summary[400];
+  wg_spec_format(spec_text, sizeof spec_text, c);
+  wg_kernel_name(kernel, sizeof kernel, c);
+  snprintf(block, sizeof block, "%u", shape.block);
+  snprintf(group, sizeof group, "%u", shape.group);
+  snprintf(chunks, sizeof chunks, "%u", shape.chunks);
+  snprintf(rpr, sizeof rpr, "%u", shape.rows_per_round);
+  /* At least 512 threads an SM: up to 128 registers a thread, for a
+   * lane holds a row's values in registers; blocks of 512 get 64, so that
+   * two rows are in flight an SM (1024 threads have no choice). */
+  snprintf(min_blocks, sizeof min_blocks, "%u", shape.block >= 1024 ? 1u : shape.block >= 512 ? 2u : 512u / shape.block);
+  const unsigned holds = shape.group * shape.chunks * vec;
+  if (shape.group <= 32)
+    snprintf(summary, sizeof summary,
+             "The shape for rows of up to %u\n * elements: %u lane%s a row, %u 16-byte "
+             "vector%s a lane, %u row%s in flight a group.",
+             holds, shape.group, shape.group == 1 ? "" : "s", shape.chunks,
+             shape.chunks == 1 ? "" : "s", shape.rows_per_round,
+             shape.rows_per_round == 1 ? "" : "s");
+  else
+    snprintf(summary, sizeof summary,
+             "The shape for rows of up to %u\n * elements: a block of %u threads a row, "
+             "%u 16-byte vector%s a thread.",
+             holds, shape.group, shape.chunks, shape.chunks == 1 ? "" : "s");
+  wg_buf prelude = {0};
+  int rc = wg_codegen_prelude(ctx, &prelude, c);
+  if (!rc && prelude.failed) rc = wg_fail(ctx, WG_ENOMEM, "out of memory");
+  if (!rc) {
+    const wg_template_var vars[] = {
+      {"spec", spec_text},         {"version", WG_VERSION_STRING},
+      {"what", op->what},          {"shape_summary", summary},
+      {"prelude", prelude.data},   {"num", wg_types[c->type].acc},
+      {"op", op->op},              {"block", block},
+      {"group", group},            {"chunks", chunks},
+      {"rows_per_round", rpr},     {"min_blocks", min_blocks},
+      {"kernel", kernel},
+    };
+    rc = wg_template_render(ctx, out, "rownorm.cu", vars, WG_COUNT_OF(vars));
+  }
+  wg_buf_free(&prelude);
+  return rc;
+}
+
+const wg_family wg_family_rownorm = {
+  .name = "fused row kernels",
+  .keys = WG_KEY_COLS,
+  .validate = rownorm_validate,
+  .format_keys = rownorm_format_keys,
+  .name_suffix = rownorm_name_suffix,
+  .source = rownorm_source,
+};
+
+/* --- the calls -------------------------------------------------------------- */
+
+/* Elements a row-major span of `rows` rows of `cols`, `stride` apart,
+ * covers: into *span, or WG_ERANGE. */
+static int span_of(wg_context *ctx, const char *what, uint64_t rows, uint64_t cols,
+                   uint64_t stride, uint64_t *span) {
+  if (rows > 1 && rows - 1 > (UINT64_MAX - cols) / (stride ? stride : 1))
+    return wg_fail(ctx, WG_ERANGE, "%s: %llu rows of stride %llu overflow", what,
+                   (unsigned long long)rows, (unsigned long long)stride);
+  *span = (rows - 1) * (rows > 1 ? stride : 0) + cols;
+  return WG_OK;
+}
+
+typedef struct rownorm_args {
+  uint64_t in, weight, bias, out, rows, cols, in_stride, out_stride;
+  double eps;
+} rownorm_args;
+
+/* Checks that need no device, then the launch. `spec` is validated and
+ * of this family; its cols= picks the shape. */
+static int rownorm_run(wg_context *ctx, const wg_spec *spec, const rownorm_args *a,
+                       void *stream) {
+  const wg_type type = spec->type;
+  const size_t size = wg_types[type].size;
+  const bool norm = spec->primitive == WG_LAYERNORM_ROWS || spec->primitive == WG_RMSNORM_ROWS;
+  if (a->rows > 1 && a->in_stride < a->cols)
+    return wg_fail(ctx, WG_EINVAL, "in_stride %llu is shorter than a row (%llu columns)",
+                   (unsigned long long)a->in_stride, (unsigned long long)a->cols);
+  if (a->rows > 1 && a->out_stride < a->cols)
+    return wg_fail(ctx, WG_EINVAL, "out_stride %llu is shorter than a row (%llu columns)",
+                   (unsigned long long)a->out_stride, (unsigned long long)a->cols);
+  if (norm && !(isfinite(a->eps) && a->eps >= 0))
+    return wg_fail(ctx, WG_EINVAL, "eps %g is not a finite value >= 0", a->eps);
+  if (a->rows == 0 || a->cols == 0) {
+    wg_errmsg_clear(ctx);
+    return WG_OK;
+  }
+  uint64_t in_span = 0, out_span = 0;
+  int status = span_of(ctx, "input", a->rows, a->cols, a->in_stride, &in_span);
+  if (!status) status = span_of(ctx, "output", a->rows, a->cols, a->out_stride, &out_span);
+  if (!status) status = wg_check_device_buffer(ctx, "input", a->in, in_span, size);
+  if (!status) status = wg_check_device_buffer(ctx, "output", a->out, out_span, size);
+  if (!status && norm && a->weight)
+    status = wg_check_device_buffer(ctx, "weight", a->weight, a->cols, size);
+  if (!status && spec->primitive == WG_LAYERNORM_ROWS && a->bias)
+    status = wg_check_device_buffer(ctx, "bias", a->bias, a->cols, size);
+  if (status) return status;
+  /* In place (the same rows) is fine: each element is read before the same
+   * lane writes it. Any other overlap would read written values. */
+  const bool same = a->in == a->out && (a->rows == 1 || a->in_stride == a->out_stride);
+  if (!same && a->in < a->out + out_span * size && a->out < a->in + in_span * size)
+    return wg_fail(ctx, WG_EINVAL, "the output overlaps the input (only out == in with "
+                   "equal strides works in place)");
+
+  wg_kernel *k = NULL;
+  status = wg_kernel_get(ctx, &k, spec);
+  if (status) return status;
+  const rownorm_shape shape = shape_for(type, spec->cols);
+  if ((unsigned)k->max_block_size < shape.block)
+    return wg_fail(ctx, WG_ECUDA, "%s allows %d threads a block; it needs %u", k->name,
+                   k->max_block_size, shape.block);
+  /* Tiles of rows the blocks loop over; at most what is resident (the
+   * kernel's default grid counts blocks of 256). */
+  const uint64_t per_tile = (uint64_t)(shape.block / shape.group) * shape.rows_per_round;
+  uint64_t grid = a->rows / per_tile + (a->rows % per_tile != 0);
+  uint64_t resident = (uint64_t)k->default_grid * 256u / shape.block;
+  if (resident < 1) resident = 1;
+  if (grid > resident) grid = resident;
+  if (grid > WG_MAX_GRID) grid = WG_MAX_GRID;
+
+  CUdeviceptr in = (CUdeviceptr)a->in, out = (CUdeviceptr)a->out;
+  CUdeviceptr weight = norm ? (CUdeviceptr)a->weight : 0;
+  CUdeviceptr bias = spec->primitive == WG_LAYERNORM_ROWS ? (CUdeviceptr)a->bias : 0;
+  unsigned long long rows = a->rows, cols = a->cols, in_stride = a->in_stride,
+                     out_stride = a->out_stride;
+  double eps = norm ? a->eps : 0;
+  void *params[] = {&in, &weight, &bias, &out, &rows, &cols, &in_stride, &out_stride, &eps};
+  wg_device_scope scope;
+  const wg_driver_api *api = NULL;
+  status = wg_device_enter(ctx, &scope, &api);
+  if (status) return status;
+  status = wg_cuda_status(ctx,
+                          api->LaunchKernel(k->function, (unsigned)grid, 1, 1, shape.block,
+                                            1, 1, 0, (CUstream)stream, params, NULL),
+                          "cuLaunchKernel");
+  wg_device_leave(ctx, &scope);
+  if (status == WG_OK) wg_errmsg_clear(ctx);
+  return status;
+}
+
+/* The spec a plain call uses: its shape from cols. */
+static int call(wg_context *ctx, wg_primitive primitive, wg_type type, const rownorm_args *a,
+                void *stream) {
+  if (!ctx) return WG_EINVAL;
+  if ((unsigned)type >= WG_TYPE_COUNT || !wg_types[type].is_float)
+    return wg_fail(ctx, WG_EINVAL, "%s takes f16, bf16, f32 or f64 (type %d)",
+                   wg_primitives[primitive].name, (int)type);
+  wg_spec spec;
+  wg_spec_init(&spec);
+  spec.primitive = primitive;
+  spec.type = type;
+  spec.op = WG_OP_NONE;
+  spec.cols = spec_cols(type, a->cols);
+  int status = wg_spec_validate(ctx, &spec);
+  if (status) return status;
+  return rownorm_run(ctx, &spec, a, stream);
+}
+
+int wg_softmax_rows(wg_context *ctx, wg_type type, uint64_t in, uint64_t out, uint64_t rows,
+                    uint64_t cols, uint64_t in_stride, uint64_t out_stride, void *stream) {
+  const rownorm_args a = {in, 0, 0, out, rows, cols, in_stride, out_stride, 0};
+  return call(ctx, WG_SOFTMAX_ROWS, type, &a, stream);
+}
+
+int wg_log_softmax_rows(wg_context *ctx, wg_type type, uint64_t in, uint64_t out,
+                        uint64_t rows, uint64_t cols, uint64_t in_stride,
+                        uint64_t out_stride, void *stream) {
+  const rownorm_args a = {in, 0, 0, out, rows, cols, in_stride, out_stride, 0};
+  return call(ctx, WG_LOG_SOFTMAX_ROWS, type, &a, stream);
+}
+
+int wg_layer_norm_rows(wg_context *ctx, wg_type type, uint64_t in, uint64_t weight,
+                       uint64_t bias, uint64_t out, uint64_t rows, uint64_t cols,
+                       uint64_t in_stride, uint64_t out_stride, double eps, void *stream) {
+  const rownorm_args a = {in, weight, bias, out, rows, cols, in_stride, out_stride, eps};
+  return call(ctx, WG_LAYERNORM_ROWS, type, &a, stream);
+}
+
+int wg_rms_norm_rows(wg_context *ctx, wg_type type, uint64_t in, uint64_t weight,
+                     uint64_t out, uint64_t rows, uint64_t cols, uint64_t in_stride,
+                     uint64_t out_stride, double eps, void *stream) {
+  const rownorm_args a = {in, weight, 0, out, rows, cols, in_stride, out_stride, eps};
+  return call(ctx, WG_RMSNORM_ROWS, type, &a, stream);
+}
+
+int wg_rownorm_spec(wg_context *ctx, const wg_spec *spec, uint64_t in, uint64_t weight,
+                    uint64_t bias, uint64_t out, uint64_t rows, uint64_t cols,
+                    uint64_t in_stride, uint64_t out_stride, double eps, void *stream) {
+  if (!ctx) return WG_EINVAL;
+  int status = wg_spec_validate(ctx, spec);
+  if (status) return status;
+  if (!op_of(spec->primitive))
+    return wg_fail(ctx, WG_EINVAL, "the spec is a '%s', not a fused row kernel",
+                   wg_primitives[spec->primitive].name);
+  const rownorm_args a = {in, weight, bias, out, rows, cols, in_stride, out_stride, eps};
+  return rownorm_run(ctx, spec, &a, stream);
+}
+
+void wg_rownorm_shape_numbers(wg_type type, int64_t cols, unsigned out[4]) {
+  const rownorm_shape s = shape_for(type, cols);
+  out[0] = s.group, out[1] = s.chunks, out[2] = s.rows_per_round, out[3] = s.block;
+}
+int64_t wg_rownorm_spec_cols(wg_type type, uint64_t cols) { return spec_cols(type, cols); }

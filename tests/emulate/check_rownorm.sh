@@ -1,0 +1,55 @@
+#!/bin/bash
+# check_rownorm.sh - the fused row kernels run on the host (no GPU): for
+# each operation, type and a set of shapes, the source from `warpgen
+# source` (its block made 64 threads: one emulated block of two warps,
+# shim.h) is compiled into rownorm_harness.cc and run on rows with NaN,
+# infinities, -inf rows, all-equal rows, padded and unaligned strides,
+# with and without weight and bias, checked against the float64 oracle.
+# usage: tests/emulate/check_rownorm.sh BUILD_DIR
+set -uo pipefail
+build=${1:?usage: check_rownorm.sh BUILD_DIR}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export WARPGEN_CACHE=off
+for f in tests/oracle.c tests/oracle_warp.c tests/oracle_rownorm.c; do
+  gcc -std=c11 -D_GNU_SOURCE -O1 -c -I"$root/include" -I"$root/tests" "$root/$f" \
+    -o "$work/$(basename "$f" .c).o" || exit 1
+done
+prims=(softmax-rows log-softmax-rows layernorm-rows rmsnorm-rows)
+types=(f16 bf16 f32 f64)
+# cols= of each spec: short-row groups (1, 2, 4, 8 lanes), a warp, a block
+# of 64 (f32: 1025..2048; f16/bf16: 513..1024; f64: 257..512), any (0).
+fails=0 runs=0
+for pi in 0 1 2 3; do
+  for ti in 0 1 2 3; do
+    t=${types[$ti]}
+    case $t in f64) blk=512 ;; f32) blk=2048 ;; *) blk=1024 ;; esac
+    for sc in 4 16 64 128 $blk 0; do
+      spec="${prims[$pi]} $t cols=$sc"
+      [[ "$spec" == *${ROWNORM_FILTER:-}* ]] || continue
+      src="$work/k.cu"
+      "$build/warpgen" source "$spec" > "$src" 2>"$work/err" || { echo "FAIL $spec: $(cat "$work/err")"; fails=$((fails+1)); continue; }
+      grep -q '^#define WG_GROUP \(64\|[0-9]\|[12][0-9]\|3[0-2]\) ' "$src" || { echo "skip $spec (block of more than 64)"; continue; }
+      sed -i -e 's/^#define WG_BLOCK [0-9]*/#define WG_BLOCK 64/' \
+        -e 's|asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));|f = emu_h2f(h);|' \
+        -e 's|asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));|h = emu_f2h(f);|' "$src"
+      name=$(sed -n 's/^\(wg_[a-z0-9_]*\)(const wg_elem \*in.*/\1/p' "$src")
+      g++ -std=c++20 -O1 -w -I"$root/tests/emulate" -I"$root/include" -I"$root/tests" \
+        -DKERNEL_SOURCE="\"$src\"" -DKERNEL_NAME="$name" "$root/tests/emulate/rownorm_harness.cc" \
+        "$work"/oracle*.o "$build/libwarpgen.a" -ldl -lm -lpthread -o "$work/h" 2>"$work/err" ||
+        { echo "FAIL $spec: g++: $(head -c 3000 "$work/err")"; fails=$((fails+1)); continue; }
+      prim=$pi
+      # rows cols in_pad out_pad offset weight bias
+      for shape in "40 $((sc ? sc : 3000)) 0 0 0 1 1" "9 $((sc ? sc - 1 : 2999)) 3 5 1 1 0" \
+                   "13 1 0 0 0 0 1" "7 33 8 16 0 0 0" "6 $((sc * 3 + 5)) 0 0 0 1 1" "0 5 0 0 0 1 1"; do
+        runs=$((runs+1))
+        if ! timeout 120 "$work/h" $prim $ti $shape $RANDOM > "$work/out" 2>&1; then
+          echo "FAIL $spec [$shape]: $(head -5 "$work/out")"; fails=$((fails+1))
+        fi
+      done
+    done
+  done
+done
+echo "rownorm emulation: $runs runs, $fails failed"
+[ $fails = 0 ]

@@ -1,0 +1,99 @@
+/*
+ * rownorm_harness.cc - runs one generated fused row kernel (softmax-rows,
+ * log-softmax-rows, layernorm-rows, rmsnorm-rows) on the host, one block
+ * of 64 threads (shim.h), and checks every output row against the float64
+ * oracle (tests/oracle_rownorm.c): tests/emulate/check_rownorm.sh builds
+ * it with the kernel's source included (WG_BLOCK made 64).
+ *
+ * usage: harness OP(0..3: softmax, log_softmax, layernorm, rmsnorm) TYPE ROWS COLS IN_PAD OUT_PAD OFFSET WEIGHT BIAS SEED
+ */
+#include "shim.h"
+#include <cstdio>
+#include <cstdlib>
+extern "C" {
+#include "oracle.h"
+}
+static std::barrier<> *emu_block_bar;
+static inline void __syncthreads() { emu_block_bar->arrive_and_wait(); }
+#undef __shared__
+#define __shared__ static
+#define __launch_bounds__(a, b)
+static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+static inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+#include <math.h>
+
+#include KERNEL_SOURCE
+
+int main(int argc, char **argv) {
+  if (argc != 11) return 2;
+  const wg_primitive p = (wg_primitive)(WG_SOFTMAX_ROWS + atoi(argv[1])); /* 0..3 */
+  const wg_type t = (wg_type)atoi(argv[2]);
+  const uint64_t rows = strtoull(argv[3], 0, 10), cols = strtoull(argv[4], 0, 10);
+  const uint64_t in_stride = cols + strtoull(argv[5], 0, 10), out_stride = cols + strtoull(argv[6], 0, 10);
+  const uint64_t offset = strtoull(argv[7], 0, 10);
+  const bool use_w = atoi(argv[8]), use_b = atoi(argv[9]);
+  const uint64_t seed = strtoull(argv[10], 0, 0);
+  const size_t size = wg_type_size(t);
+  const uint64_t in_total = (rows ? (rows - 1) * in_stride + cols : 0) + offset + 8;
+  const uint64_t out_total = (rows ? (rows - 1) * out_stride + cols : 0) + 8;
+  /* 16-byte aligned buffers, as cudaMalloc gives. */
+  unsigned char *in = (unsigned char *)aligned_alloc(16, (in_total * size + 15) / 16 * 16);
+  unsigned char *out = (unsigned char *)aligned_alloc(16, (out_total * size + 15) / 16 * 16);
+  unsigned char *w = (unsigned char *)aligned_alloc(16, ((cols + 8) * size + 15) / 16 * 16);
+  unsigned char *b = (unsigned char *)aligned_alloc(16, ((cols + 8) * size + 15) / 16 * 16);
+  for (uint64_t i = 0; i < in_total; i++) {
+    const uint64_t row = i >= offset ? (i - offset) / in_stride : 0;
+    const double centre = ((double)(wg_oracle_random(seed, 7, row) >> 11) * 0x1p-53 - 0.5) * 128.0 * (row % 3 == 0);
+    wg_oracle_set(t, in, i, centre + ((double)(wg_oracle_random(seed, 1, i) >> 11) * 0x1p-53 - 0.5) * 8.0);
+  }
+  unsigned char *rows0 = in + offset * size;
+  if (rows >= 6) {
+    const uint64_t k = wg_oracle_random(seed, 3, 0) % cols;
+    wg_oracle_set(t, rows0, 0 * in_stride + k, NAN);
+    wg_oracle_set(t, rows0, 1 * in_stride + k, INFINITY);
+    for (uint64_t j = 0; j < cols; j++) wg_oracle_set(t, rows0, 2 * in_stride + j, -INFINITY);
+    for (uint64_t j = 0; j < cols; j += 3) wg_oracle_set(t, rows0, 3 * in_stride + j, -INFINITY);
+    if (cols > 1) wg_oracle_set(t, rows0, 3 * in_stride + 1, 1.5);
+    for (uint64_t j = 0; j < cols; j++) wg_oracle_set(t, rows0, 4 * in_stride + j, 0.1);
+  }
+  for (uint64_t j = 0; j < cols + 8; j++) {
+    wg_oracle_set(t, w, j, ((double)(wg_oracle_random(seed, 4, j) >> 11) * 0x1p-53 - 0.5) * 4.0);
+    wg_oracle_set(t, b, j, ((double)(wg_oracle_random(seed, 5, j) >> 11) * 0x1p-53 - 0.5) * 4.0);
+  }
+  memset(out, 0x7B, out_total * size);
+  std::barrier<> bar0(32), bar1(32), block(64);
+  emu_bar[0] = &bar0;
+  emu_bar[1] = &bar1;
+  emu_block_bar = &block;
+  const bool norm = p == WG_LAYERNORM_ROWS || p == WG_RMSNORM_ROWS;
+  const wg_elem *wp = norm && use_w ? (const wg_elem *)w : nullptr;
+  const wg_elem *bp = p == WG_LAYERNORM_ROWS && use_b ? (const wg_elem *)b : nullptr;
+  std::vector<std::thread> threads;
+  for (unsigned tid = 0; tid < 64; tid++)
+    threads.emplace_back([&, tid] {
+      threadIdx = {tid, 0, 0};
+      KERNEL_NAME((const wg_elem *)rows0, wp, bp, (wg_elem *)out, rows, cols, in_stride, out_stride, 1e-5);
+    });
+  for (auto &th : threads) th.join();
+  std::vector<double> value(cols + 1), scale(cols + 1);
+  wg_rownorm_want want = {cols, value.data(), scale.data()};
+  int bad = 0;
+  for (uint64_t r = 0; r < rows && bad < 5; r++) {
+    wg_oracle_rownorm_row(&want, p, t, rows0, r * in_stride, cols, wp ? w : nullptr, bp ? b : nullptr, 1e-5);
+    uint64_t col = 0;
+    char why[320];
+    if (!wg_oracle_rownorm_check(&want, t, out, r * out_stride, &col, why, sizeof why)) {
+      printf("row %llu: %s\n", (unsigned long long)r, why);
+      bad++;
+    }
+    for (uint64_t j = cols; r + 1 < rows && j < out_stride; j++)
+      for (size_t byte = 0; byte < size; byte++)
+        if (out[(r * out_stride + j) * size + byte] != 0x7B) { printf("row %llu: gap written\n", (unsigned long long)r); bad++; j = out_stride; break; }
+    if (rows >= 6 && r == 4 && p == WG_LAYERNORM_ROWS)
+      for (uint64_t j = 0; j < cols; j++)
+        if (wg_oracle_elem(t, out, r * out_stride + j) != (bp ? wg_oracle_elem(t, b, j) : 0.0)) { printf("row 4: variance not 0\n"); bad++; break; }
+  }
+  for (size_t byte = 0; byte < size && rows; byte++)
+    if (out[((rows - 1) * out_stride + cols) * size + byte] != 0x7B) { printf("wrote past the end\n"); bad++; break; }
+  return bad ? 1 : 0;
+}

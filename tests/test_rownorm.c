@@ -1,0 +1,535 @@
+/*
+ * test_rownorm.c - the fused row kernels (softmax-rows, log-softmax-rows,
+ * layernorm-rows, rmsnorm-rows).
+ *
+ *   test_rownorm unit    the shapes, spec text, validation and argument
+ *                        errors (no CUDA)
+ *   test_rownorm nvrtc   NVRTC compiles of every shape the calls can pick,
+ *                        for every type and operation (no GPU)
+ *   test_rownorm gpu     launches checked against the float64 oracle
+ *                        (tests/oracle_rownorm.c): every type and
+ *                        operation; row lengths 1, 2, 31, 33, 1000, 1024,
+ *                        4096, 32768 and 2^20; rows 0, 1 and many; padded
+ *                        and unaligned strides, an unaligned base, in
+ *                        place; NaN, +inf, rows of -inf, -inf beside finite
+ *                        values, all-equal rows (variance exactly 0); with
+ *                        and without weight and bias. Outputs are poisoned
+ *                        with a finite pattern first, and the gaps between
+ *                        output rows must keep it. Exits 77 without a GPU.
+ *                        WARPGEN_ROWNORM_QUICK=1: small sizes and three
+ *                        layouts only (for compute-sanitizer).
+ *   test_rownorm --specs every spec the gpu part launches, one a line (to
+ *                        fill a disk cache ahead on a machine without GPU)
+ *   test_rownorm --specs-for COLS...  the specs the calls use for these
+ *                        row lengths (every operation and type)
+ * Fresh random inputs every run; WARPGEN_TEST_SEED replays one.
+ */
+#include "fam_rownorm.h"
+#include "oracle.h"
+#include "support.h"
+
+#include <check.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const wg_primitive prims[] = {WG_SOFTMAX_ROWS, WG_LOG_SOFTMAX_ROWS, WG_LAYERNORM_ROWS,
+                                     WG_RMSNORM_ROWS};
+static const wg_type floats[] = {WG_F16, WG_BF16, WG_F32, WG_F64};
+
+/* --- unit ------------------------------------------------------------------ */
+
+START_TEST(shapes_hold_their_rows) {
+  for (size_t t = 0; t < WG_COUNT_OF(floats); t++) {
+    const wg_type type = floats[t];
+    const uint64_t vec = 16 / wg_type_size(type);
+    for (uint64_t cols = 1; cols <= 70000; cols += cols < 5000 ? 1 : 7) {
+      unsigned s[4], c[4];
+      wg_rownorm_shape_numbers(type, (int64_t)cols, s);
+      const int64_t sc = wg_rownorm_spec_cols(type, cols);
+      wg_rownorm_shape_numbers(type, sc, c);
+      /* The kernel the call picks has the shape made for cols. */
+      ck_assert_msg(memcmp(s, c, sizeof s) == 0, "%s cols=%" PRIu64 ": spec cols %" PRId64
+                    " changes the shape", wg_type_name(type), cols, sc);
+      const uint64_t holds = (uint64_t)s[0] * s[1] * vec;
+      if (sc) {
+        ck_assert_uint_ge(holds, cols);
+        ck_assert_uint_eq((uint64_t)sc, holds);
+      } else {
+        ck_assert_uint_eq(s[0], 1024);
+        ck_assert_uint_lt(holds, cols);
+      }
+      ck_assert(s[0] >= 1 && s[0] <= 1024 && (s[0] & (s[0] - 1)) == 0);
+      ck_assert(s[1] >= 1 && s[1] <= 8);
+      ck_assert(s[0] <= 32 ? s[3] == 256 && s[3] % s[0] == 0 : s[3] == s[0] && s[2] == 1);
+      ck_assert(s[1] * s[2] <= 8);
+    }
+  }
+}
+END_TEST
+
+START_TEST(spec_text) {
+  wg_context *ctx = wg_test_context();
+  static const char *const texts[] = {
+    "softmax-rows f32 cols=1024", "log-softmax-rows f16 cols=33",
+    "layernorm-rows bf16 cols=0", "rmsnorm-rows f64 cols=4096 arch=sm_90"};
+  for (size_t i = 0; i < WG_COUNT_OF(texts); i++) {
+    wg_spec s;
+    WG_TEST_OK(ctx, wg_spec_parse(ctx, &s, texts[i]));
+    char back[256], name[128];
+    ck_assert_int_gt(wg_spec_format(back, sizeof back, &s), 0);
+    ck_assert_str_eq(back, texts[i]);
+    ck_assert_int_gt(wg_kernel_name(name, sizeof name, &s), 0);
+  }
+  wg_spec s;
+  WG_TEST_OK(ctx, wg_spec_parse(ctx, &s, "layernorm-rows bf16"));
+  char back[256];
+  wg_spec_format(back, sizeof back, &s);
+  ck_assert_str_eq(back, "layernorm-rows bf16 cols=0");
+  static const char *const bad[] = {
+    "softmax-rows i32", "softmax-rows f32 sum", "rmsnorm-rows f32 cols=-1",
+    "layernorm-rows f32 width=16", "softmax-rows f32 variant=down",
+    "softmax-rows f32 map=\"x * x\"", "softmax-rows f32 layout=lane",
+    "layernorm-rows u64 cols=8"};
+  for (size_t i = 0; i < WG_COUNT_OF(bad); i++) {
+    ck_assert_msg(wg_spec_parse(ctx, &s, bad[i]) == WG_ESPEC, "%s parsed", bad[i]);
+    ck_assert_msg(strlen(wg_errmsg(ctx)) > 0, "%s: no message", bad[i]);
+  }
+  wg_context_destroy(ctx);
+}
+END_TEST
+
+/* Errors found before the device is touched. */
+START_TEST(bad_arguments) {
+  wg_context *ctx = wg_test_context();
+  const uint64_t p = 0x10000;
+  ck_assert_int_eq(wg_softmax_rows(NULL, WG_F32, p, p, 1, 1, 1, 1, NULL), WG_EINVAL);
+  ck_assert_int_eq(wg_softmax_rows(ctx, WG_I32, p, p, 1, 1, 1, 1, NULL), WG_EINVAL);
+  ck_assert_int_eq(wg_softmax_rows(ctx, (wg_type)99, p, p, 1, 1, 1, 1, NULL), WG_EINVAL);
+  ck_assert_int_eq(wg_softmax_rows(ctx, WG_F32, p, p + 4096, 2, 8, 4, 8, NULL), WG_EINVAL);
+  ck_assert(strstr(wg_errmsg(ctx), "in_stride") != NULL);
+  ck_assert_int_eq(wg_log_softmax_rows(ctx, WG_F32, p, p + 4096, 2, 8, 8, 7, NULL), WG_EINVAL);
+  ck_assert(strstr(wg_errmsg(ctx), "out_stride") != NULL);
+  ck_assert_int_eq(wg_layer_norm_rows(ctx, WG_F32, p, 0, 0, p, 1, 8, 8, 8, -1.0, NULL),
+                   WG_EINVAL);
+  ck_assert_int_eq(wg_rms_norm_rows(ctx, WG_F32, p, 0, p, 1, 8, 8, 8, NAN, NULL), WG_EINVAL);
+  ck_assert(strstr(wg_errmsg(ctx), "eps") != NULL);
+  /* Nothing to do: no device needed, no error. */
+  ck_assert_int_eq(wg_softmax_rows(ctx, WG_F32, 0, 0, 0, 100, 100, 100, NULL), WG_OK);
+  ck_assert_int_eq(wg_layer_norm_rows(ctx, WG_BF16, 0, 0, 0, 0, 5, 0, 0, 0, 1e-5, NULL),
+                   WG_OK);
+  ck_assert_int_eq(wg_rownorm_spec(ctx, NULL, p, 0, 0, p, 1, 1, 1, 1, 0, NULL), WG_EINVAL);
+  wg_spec s;
+  WG_TEST_OK(ctx, wg_spec_parse(ctx, &s, "reduce-rows f32 sum"));
+  ck_assert_int_eq(wg_rownorm_spec(ctx, &s, p, 0, 0, p, 1, 1, 1, 1, 0, NULL), WG_EINVAL);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
+/* --- the specs the calls pick ------------------------------------------------ */
+
+/* Row lengths of the gpu cases; the quick list for compute-sanitizer. */
+static const uint64_t gpu_cols[] = {1, 2, 31, 33, 1000, 1024, 4096, 32768, 1u << 20};
+static const uint64_t quick_cols[] = {1, 33, 1000, 5000};
+
+static bool quick(void) {
+  const char *q = getenv("WARPGEN_ROWNORM_QUICK");
+  return q && *q && strcmp(q, "0") != 0;
+}
+
+static wg_spec spec_for(wg_primitive p, wg_type t, uint64_t cols) {
+  wg_spec s;
+  wg_spec_init(&s);
+  s.primitive = p;
+  s.type = t;
+  s.op = WG_OP_NONE;
+  s.cols = wg_rownorm_spec_cols(t, cols);
+  return s;
+}
+
+/* Every distinct spec the calls make for rows up to 2^20 (`all`), or those
+ * of the gpu cases; *count specs, malloc'd. */
+static wg_spec *call_specs(size_t *count, bool all, int arch) {
+  size_t cap = 4096, n = 0;
+  wg_spec *list = malloc(cap * sizeof *list);
+  if (!list) abort();
+  const uint64_t *cols_list = quick() ? quick_cols : gpu_cols;
+  const size_t ncols = quick() ? WG_COUNT_OF(quick_cols) : WG_COUNT_OF(gpu_cols);
+  for (size_t p = 0; p < WG_COUNT_OF(prims); p++)
+    for (size_t t = 0; t < WG_COUNT_OF(floats); t++) {
+      int64_t last = -1;
+      for (uint64_t i = 0; all ? i <= (1u << 17) : i < ncols; i++) {
+        const uint64_t cols = all ? (i ? i : 1u << 20) : cols_list[i];
+        wg_spec s = spec_for(prims[p], floats[t], cols);
+        s.arch = arch;
+        if (s.cols == last) continue;
+        bool seen = false;
+        for (size_t k = 0; k < n && !seen; k++) seen = memcmp(&list[k], &s, sizeof s) == 0;
+        last = s.cols;
+        if (seen) continue;
+        if (n == cap) abort(); /* more shapes than this test expects */
+        list[n++] = s;
+      }
+    }
+  *count = n;
+  return list;
+}
+
+/* --- nvrtc ------------------------------------------------------------------ */
+
+static int nvrtc_arch = 90;
+
+/* Every shape of one operation and type (softmax f32, layernorm bf16 ...
+ * alternate so that each operation and type meets many shapes), and every
+ * operation and type at cols 0. */
+START_TEST(every_shape_compiles) {
+  size_t n = 0;
+  wg_spec *list = call_specs(&n, true, nvrtc_arch);
+  size_t picked = 0;
+  wg_spec *todo = malloc(n * sizeof *todo);
+  ck_assert_ptr_nonnull(todo);
+  for (size_t i = 0; i < n; i++) {
+    const size_t p = (size_t)(list[i].primitive - WG_SOFTMAX_ROWS);
+    size_t t = 0;
+    while (floats[t] != list[i].type) t++;
+    /* softmax/f32, log-softmax/f16, layernorm/bf16, rmsnorm/f64 and all of
+     * cols 0: every operation with every type, every shape of each type. */
+    if (list[i].cols == 0 || (p + 2) % 4 == t) todo[picked++] = list[i];
+  }
+  fprintf(stderr, "rownorm: compiling %zu of %zu specs\n", picked, n);
+  wg_test_precompile(todo, picked);
+  wg_context *ctx = wg_test_context();
+  for (size_t i = 0; i < picked; i++) {
+    void *cubin = NULL;
+    size_t len = 0;
+    char text[256];
+    wg_spec_format(text, sizeof text, &todo[i]);
+    const int rc = wg_cubin(ctx, &cubin, &len, &todo[i]);
+    ck_assert_msg(rc == WG_OK, "%s: %s: %s", text, wg_strerror(rc), wg_errmsg(ctx));
+    ck_assert_uint_gt(len, 0);
+    wg_free(cubin);
+  }
+  wg_context_destroy(ctx);
+  free(todo);
+  free(list);
+}
+END_TEST
+
+/* --- gpu -------------------------------------------------------------------- */
+
+#define POISON 0x7Bu /* a finite value of every type: never a right answer */
+
+enum { ROW_NAN = 1, ROW_INF = 2, ROW_ALL_NEG_INF = 4, ROW_SOME_NEG_INF = 8, ROW_EQUAL = 16 };
+
+typedef struct rn_case {
+  wg_primitive p;
+  wg_type t;
+  uint64_t rows, cols;
+  uint64_t in_pad, out_pad; /* stride = cols + pad */
+  uint64_t offset;          /* elements between the allocation and the input */
+  bool weight, bias, in_place, specials;
+  double eps;
+} rn_case;
+
+static int launch(wg_context *ctx, const rn_case *c, uint64_t in, uint64_t w, uint64_t b,
+                  uint64_t out, uint64_t in_stride, uint64_t out_stride) {
+  switch (c->p) {
+  case WG_SOFTMAX_ROWS:
+    return wg_softmax_rows(ctx, c->t, in, out, c->rows, c->cols, in_stride, out_stride, NULL);
+  case WG_LOG_SOFTMAX_ROWS:
+    return wg_log_softmax_rows(ctx, c->t, in, out, c->rows, c->cols, in_stride, out_stride,
+                               NULL);
+  case WG_LAYERNORM_ROWS:
+    return wg_layer_norm_rows(ctx, c->t, in, w, b, out, c->rows, c->cols, in_stride,
+                              out_stride, c->eps, NULL);
+  default:
+    return wg_rms_norm_rows(ctx, c->t, in, w, out, c->rows, c->cols, in_stride, out_stride,
+                            c->eps, NULL);
+  }
+}
+
+static double uniform(uint64_t seed, uint64_t salt, uint64_t i) {
+  return (double)(wg_oracle_random(seed, salt, i) >> 11) * 0x1p-53;
+}
+
+static void run_case(wg_context *ctx, const rn_case *c, uint64_t seed) {
+  const wg_type t = c->t;
+  const size_t size = wg_type_size(t);
+  const uint64_t in_stride = c->cols + c->in_pad;
+  const uint64_t out_stride = c->in_place ? in_stride : c->cols + c->out_pad;
+  const uint64_t in_span = c->rows ? (c->rows - 1) * in_stride + c->cols : 0;
+  const uint64_t out_span = c->rows ? (c->rows - 1) * out_stride + c->cols : 0;
+  const uint64_t in_total = in_span + c->offset + 1, out_total = out_span + 1;
+  unsigned char *in = malloc(in_total * size), *got = malloc((c->in_place ? in_total : out_total) * size);
+  unsigned char *w = malloc((c->cols + 1) * size), *b = malloc((c->cols + 1) * size);
+  ck_assert(in && got && w && b);
+  /* Rows of random values around a per-row centre (up to +-64, so the
+   * shift of layernorm and the max of softmax matter). */
+  for (uint64_t i = 0; i < in_total; i++) {
+    const uint64_t row = i >= c->offset ? (i - c->offset) / in_stride : 0;
+    const double centre = (uniform(seed, 7, row) - 0.5) * 128.0 * (row % 3 == 0);
+    wg_oracle_set(t, in, i, centre + (uniform(seed, 1, i) - 0.5) * 8.0);
+  }
+  unsigned char *rows0 = in + c->offset * size;
+  if (c->specials && c->rows >= 6) {
+    const uint64_t k = (uint64_t)(uniform(seed, 3, 0) * (double)c->cols);
+    wg_oracle_set(t, rows0, 0 * in_stride + k, NAN);
+    wg_oracle_set(t, rows0, 1 * in_stride + k, INFINITY);
+    for (uint64_t j = 0; j < c->cols; j++) wg_oracle_set(t, rows0, 2 * in_stride + j, -INFINITY);
+    for (uint64_t j = 0; j < c->cols; j += 3) wg_oracle_set(t, rows0, 3 * in_stride + j, -INFINITY);
+    if (c->cols > 1) wg_oracle_set(t, rows0, 3 * in_stride + 1, 1.5);
+    for (uint64_t j = 0; j < c->cols; j++) wg_oracle_set(t, rows0, 4 * in_stride + j, 0.1);
+    for (uint64_t j = 0; j < c->cols; j++) wg_oracle_set(t, rows0, 5 * in_stride + j, -1000.25);
+  }
+  for (uint64_t j = 0; j <= c->cols; j++) {
+    wg_oracle_set(t, w, j, (uniform(seed, 4, j) - 0.5) * 4.0);
+    wg_oracle_set(t, b, j, (uniform(seed, 5, j) - 0.5) * 4.0);
+  }
+  uint64_t d_in = 0, d_out = 0, d_w = 0, d_b = 0;
+  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &d_in, in_total * size));
+  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &d_w, (c->cols + 1) * size));
+  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &d_b, (c->cols + 1) * size));
+  WG_TEST_OK(ctx, wg_memcpy_htod(ctx, d_in, in, in_total * size, NULL));
+  WG_TEST_OK(ctx, wg_memcpy_htod(ctx, d_w, w, (c->cols + 1) * size, NULL));
+  WG_TEST_OK(ctx, wg_memcpy_htod(ctx, d_b, b, (c->cols + 1) * size, NULL));
+  if (c->in_place) {
+    d_out = d_in + c->offset * size;
+  } else {
+    WG_TEST_OK(ctx, wg_mem_alloc(ctx, &d_out, out_total * size));
+    WG_TEST_OK(ctx, wg_memset_d8(ctx, d_out, POISON, out_total * size, NULL));
+  }
+  const bool norm = c->p == WG_LAYERNORM_ROWS || c->p == WG_RMSNORM_ROWS;
+  const uint64_t use_w = norm && c->weight ? d_w : 0;
+  const uint64_t use_b = c->p == WG_LAYERNORM_ROWS && c->bias ? d_b : 0;
+  char what[256];
+  snprintf(what, sizeof what, "%s %s rows=%" PRIu64 " cols=%" PRIu64 " in_stride=%" PRIu64
+           " out_stride=%" PRIu64 " offset=%" PRIu64 "%s%s%s seed=0x%" PRIx64,
+           wg_primitive_name(c->p), wg_type_name(t), c->rows, c->cols, in_stride, out_stride,
+           c->offset, use_w ? " weight" : "", use_b ? " bias" : "",
+           c->in_place ? " in-place" : "", seed);
+  const int rc = launch(ctx, c, d_in + c->offset * size, use_w, use_b, d_out, in_stride,
+                        out_stride);
+  ck_assert_msg(rc == WG_OK, "%s: %s: %s", what, wg_strerror(rc), wg_errmsg(ctx));
+  WG_TEST_OK(ctx, wg_stream_sync(ctx, NULL));
+  if (c->in_place)
+    WG_TEST_OK(ctx, wg_memcpy_dtoh(ctx, got, d_in, in_total * size, NULL));
+  else
+    WG_TEST_OK(ctx, wg_memcpy_dtoh(ctx, got, d_out, out_total * size, NULL));
+  const unsigned char *got_rows = c->in_place ? got + c->offset * size : got;
+  double *value = malloc((c->cols + 1) * sizeof *value), *scale = malloc((c->cols + 1) * sizeof *scale);
+  ck_assert(value && scale);
+  wg_rownorm_want want = {c->cols, value, scale};
+  for (uint64_t r = 0; r < c->rows; r++) {
+    wg_oracle_rownorm_row(&want, c->p, t, rows0, r * in_stride, c->cols,
+                          use_w ? w : NULL, use_b ? b : NULL, c->eps);
+    uint64_t col = 0;
+    char why[320];
+    ck_assert_msg(wg_oracle_rownorm_check(&want, t, got_rows, r * out_stride, &col, why,
+                                          sizeof why),
+                  "%s: row %" PRIu64 ", %s", what, r, why);
+    if (c->specials && r == 4 && c->p == WG_LAYERNORM_ROWS)
+      for (uint64_t j = 0; j < c->cols; j++) /* variance exactly 0: the output is b */
+        ck_assert_msg(wg_oracle_elem(t, got_rows, r * out_stride + j) ==
+                          (use_b ? wg_oracle_elem(t, b, j) : 0.0),
+                      "%s: all-equal row, column %" PRIu64 " is not the bias", what, j);
+    /* The gap after the row keeps the poison (in place: the input). */
+    for (uint64_t j = c->cols; r + 1 < c->rows && j < out_stride; j++)
+      for (size_t byte = 0; byte < size; byte++) {
+        const unsigned char expect =
+            c->in_place ? rows0[(r * in_stride + j) * size + byte] : (unsigned char)POISON;
+        ck_assert_msg(got_rows[(r * out_stride + j) * size + byte] == expect,
+                      "%s: row %" PRIu64 " wrote past its end (column %" PRIu64 ")", what, r, j);
+      }
+  }
+  /* Nothing after the last row. */
+  if (!c->in_place)
+    for (size_t byte = 0; byte < size; byte++)
+      ck_assert_msg(got[out_span * size + byte] == POISON, "%s: wrote past the output", what);
+  free(value);
+  free(scale);
+  wg_mem_free(ctx, d_in);
+  if (!c->in_place) wg_mem_free(ctx, d_out);
+  wg_mem_free(ctx, d_w);
+  wg_mem_free(ctx, d_b);
+  free(in);
+  free(got);
+  free(w);
+  free(b);
+}
+
+/* Rows for a row length: enough for several tiles and blocks when short. */
+static uint64_t rows_for(uint64_t cols) {
+  if (quick()) return cols >= 1000 ? 7 : 70;
+  if (cols >= (1u << 20)) return 6;
+  if (cols >= 32768) return 17;
+  if (cols >= 4096) return 150;
+  if (cols >= 1000) return 1000;
+  return 3000;
+}
+
+static void gpu_prim(wg_primitive p) {
+  const uint64_t seed = wg_test_seed() ^ ((uint64_t)p << 40);
+  wg_context *ctx = wg_test_context();
+  size_t nspecs = 0;
+  wg_spec *specs = call_specs(&nspecs, false, 0);
+  wg_test_precompile(specs, nspecs);
+  free(specs);
+  const uint64_t *cols_list = quick() ? quick_cols : gpu_cols;
+  const size_t ncols = quick() ? WG_COUNT_OF(quick_cols) : WG_COUNT_OF(gpu_cols);
+  uint64_t n = 0;
+  for (size_t ti = 0; ti < WG_COUNT_OF(floats); ti++) {
+    const wg_type t = floats[ti];
+    const uint64_t vec = 16 / wg_type_size(t);
+    for (size_t ci = 0; ci < ncols; ci++) {
+      const uint64_t cols = cols_list[ci], rows = rows_for(cols);
+      /* contiguous; padded by whole vectors (still aligned); padded by odd
+       * amounts from an odd base (element by element); in place. */
+      const rn_case cases[] = {
+        {p, t, rows, cols, 0, 0, 0, true, true, false, true, 1e-5},
+        {p, t, rows, cols, vec, 2 * vec, 0, true, false, false, true, 1e-3},
+        {p, t, rows, cols, 3, 5, 1, false, true, false, true, 0.0 + 1e-6},
+        {p, t, rows > 50 ? 50 : rows, cols, 0, 0, 0, false, false, true, true, 1e-5},
+        {p, t, 1, cols, 0, 0, 0, true, true, false, false, 1e-5},
+        {p, t, 0, cols, 0, 0, 0, true, true, false, false, 1e-5},
+      };
+      for (size_t k = 0; k < WG_COUNT_OF(cases); k++) {
+        if (cols >= (1u << 20) && k == 2 && t == WG_F64) continue; /* time */
+        if (quick() && k != 0 && k != 2 && k != 3) continue;
+        run_case(ctx, &cases[k], seed + n++);
+      }
+    }
+    /* Many tiny rows: the grid loops over its tiles. */
+    const rn_case many = {p, t, quick() ? 5000 : 400000, 3, 0, 0, 0, true, true, false, false,
+                          1e-5};
+    run_case(ctx, &many, seed + n++);
+  }
+  wg_context_destroy(ctx);
+}
+
+START_TEST(gpu_softmax) { gpu_prim(WG_SOFTMAX_ROWS); }
+END_TEST
+START_TEST(gpu_log_softmax) { gpu_prim(WG_LOG_SOFTMAX_ROWS); }
+END_TEST
+START_TEST(gpu_layernorm) { gpu_prim(WG_LAYERNORM_ROWS); }
+END_TEST
+START_TEST(gpu_rmsnorm) { gpu_prim(WG_RMSNORM_ROWS); }
+END_TEST
+
+/* The same bits on every run, and a spec's cols= any length. */
+START_TEST(gpu_repeat_and_spec) {
+  wg_context *ctx = wg_test_context();
+  const uint64_t rows = 300, cols = 5000, size = 4;
+  float *in = malloc(rows * cols * size), *a = malloc(rows * cols * size),
+        *b = malloc(rows * cols * size);
+  ck_assert(in && a && b);
+  for (uint64_t i = 0; i < rows * cols; i++) in[i] = (float)(uniform(wg_test_seed(), 9, i) * 10.0);
+  uint64_t d_in = 0, d_out = 0;
+  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &d_in, rows * cols * size));
+  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &d_out, rows * cols * size));
+  WG_TEST_OK(ctx, wg_memcpy_htod(ctx, d_in, in, rows * cols * size, NULL));
+  for (size_t p = 0; p < WG_COUNT_OF(prims); p++) {
+    rn_case c = {prims[p], WG_F32, rows, cols, 0, 0, 0, false, false, false, false, 1e-5};
+    WG_TEST_OK(ctx, launch(ctx, &c, d_in, 0, 0, d_out, cols, cols));
+    WG_TEST_OK(ctx, wg_memcpy_dtoh(ctx, a, d_out, rows * cols * size, NULL));
+    /* A spec made for other lengths (a warp's, the any-length block's):
+     * the same values within the bound, and the same bits again. */
+    static const char *const shapes[] = {"cols=64", "cols=1024", "cols=0"};
+    for (size_t s = 0; s < WG_COUNT_OF(shapes); s++) {
+      char text[128];
+      snprintf(text, sizeof text, "%s f32 %s", wg_primitive_name(prims[p]), shapes[s]);
+      wg_spec spec;
+      WG_TEST_OK(ctx, wg_spec_parse(ctx, &spec, text));
+      WG_TEST_OK(ctx, wg_memset_d8(ctx, d_out, POISON, rows * cols * size, NULL));
+      WG_TEST_OK(ctx, wg_rownorm_spec(ctx, &spec, d_in, 0, 0, d_out, rows, cols, cols, cols,
+                                      1e-5, NULL));
+      WG_TEST_OK(ctx, wg_memcpy_dtoh(ctx, b, d_out, rows * cols * size, NULL));
+      for (uint64_t i = 0; i < rows * cols; i++)
+        ck_assert_msg(fabsf(a[i] - b[i]) <= 1e-5f * (1.0f + fabsf(a[i])),
+                      "%s: element %" PRIu64 ": %g vs %g", text, i, a[i], b[i]);
+    }
+    WG_TEST_OK(ctx, launch(ctx, &c, d_in, 0, 0, d_out, cols, cols));
+    WG_TEST_OK(ctx, wg_memcpy_dtoh(ctx, b, d_out, rows * cols * size, NULL));
+    ck_assert_msg(memcmp(a, b, rows * cols * size) == 0, "%s: bits differ between runs",
+                  wg_primitive_name(prims[p]));
+  }
+  /* Overlap that is not in place is refused. */
+  ck_assert_int_eq(wg_softmax_rows(ctx, WG_F32, d_in, d_in + 4, 2, 8, 8, 8, NULL), WG_EINVAL);
+  ck_assert(strstr(wg_errmsg(ctx), "overlap") != NULL);
+  ck_assert_int_eq(wg_softmax_rows(ctx, WG_F32, d_in + 2, d_out, 1, 8, 8, 8, NULL), WG_EALIGN);
+  wg_mem_free(ctx, d_in);
+  wg_mem_free(ctx, d_out);
+  free(in);
+  free(a);
+  free(b);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
+static Suite *suite(const char *part) {
+  Suite *s = suite_create("rownorm");
+  TCase *tc = tcase_create(part);
+  tcase_set_timeout(tc, 1800);
+  if (!strcmp(part, "unit")) {
+    tcase_add_test(tc, shapes_hold_their_rows);
+    tcase_add_test(tc, spec_text);
+    tcase_add_test(tc, bad_arguments);
+  } else if (!strcmp(part, "nvrtc")) {
+    tcase_add_test(tc, every_shape_compiles);
+  } else {
+    tcase_add_test(tc, gpu_softmax);
+    tcase_add_test(tc, gpu_log_softmax);
+    tcase_add_test(tc, gpu_layernorm);
+    tcase_add_test(tc, gpu_rmsnorm);
+    tcase_add_test(tc, gpu_repeat_and_spec);
+  }
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(int argc, char **argv) {
+  const char *part = argc > 1 ? argv[1] : "unit";
+  if (!strcmp(part, "--specs")) {
+    size_t n = 0;
+    wg_spec *list = call_specs(&n, false, 0);
+    for (size_t i = 0; i < n; i++) {
+      char text[256];
+      wg_spec_format(text, sizeof text, &list[i]);
+      printf("%s\n", text);
+    }
+    free(list);
+    return 0;
+  }
+  if (!strcmp(part, "--specs-for")) { /* the specs calls with these row lengths use */
+    for (int i = 2; i < argc; i++)
+      for (size_t p = 0; p < WG_COUNT_OF(prims); p++)
+        for (size_t t = 0; t < WG_COUNT_OF(floats); t++) {
+          const wg_spec s = spec_for(prims[p], floats[t], strtoull(argv[i], NULL, 10));
+          char text[256];
+          wg_spec_format(text, sizeof text, &s);
+          printf("%s\n", text);
+        }
+    return 0;
+  }
+  if (!strcmp(part, "nvrtc") && argc > 2) nvrtc_arch = atoi(argv[2]);
+  if (!strcmp(part, "gpu")) {
+    char why[512];
+    int arch = 0;
+    if (!wg_test_has_gpu(why, sizeof why, &arch)) {
+      printf("rownorm: skipped: %s\n", why);
+      return 77;
+    }
+    printf("rownorm: device sm_%d, base seed 0x%016" PRIx64 " (WARPGEN_TEST_SEED replays)\n",
+           arch, wg_test_seed());
+    fflush(stdout);
+  } else if (strcmp(part, "unit") && strcmp(part, "nvrtc")) {
+    fprintf(stderr, "usage: test_rownorm [unit|nvrtc [ARCH]|gpu|--specs|--specs-for COLS...]\n");
+    return 2;
+  }
+  SRunner *runner = srunner_create(suite(part));
+  srunner_run_all(runner, CK_NORMAL);
+  const int failed = srunner_ntests_failed(runner);
+  srunner_free(runner);
+  return failed ? 1 : 0;
+}
