@@ -178,29 +178,15 @@ static int bin_body(wg_context *ctx, wg_buf *defs, wg_buf *body, const wg_spec *
     wg_buf_printf(body, "  const long long b = wg_user_map(%s, i, n, wg_pp);\n"
                   "  return b >= 0 && b < nbins ? (int)b : -1;", load);
   } else if (t->is_float) {
-    /* The quotient through the reciprocal, which the loop hoists: it is
-     * within 2^-22 of the IEEE quotient (relative), so its floor is the
-     * IEEE quotient's unless an integer lies that close; only then is the
-     * division made (2^-20, a fourfold margin, written as a quotient of
-     * powers of two that the fuzzers' source lexer reads). The bin therefore follows
-     * torch.histc's rule bit for bit, without a division per key. */
-    const bool f64 = s->type == WG_F64;
     const char *v = t->acc; /* f32 for the halves, else the type itself */
-    const char *margin = f64 ? "(1.0 / 562949953421312.0)" /* 2^-49 */
-                                : "(1.0f / 1048576.0f)";        /* 2^-20 */
     wg_buf_printf(body,
                   "  /* torch.histc's rule: bin = (x - lo) * bins / (hi - lo), in %s */\n"
                   "  const %s v = %s;\n"
                   "  const %s lo = (%s)wg_pp.p[0].f64, hi = (%s)wg_pp.p[1].f64;\n"
                   "  if (!(v >= lo && v <= hi)) return -1; /* outside, or NaN */\n"
-                  "  const %s q = (v - lo) * (%s)nbins, d = hi - lo;\n"
-                  "  %s r = q * ((%s)1 / d);\n"
-                  "  const %s f = %s(r);\n"
-                  "  if (r - f <= r * %s || f + 1 - r <= r * %s) r = q / d; /* near an edge */\n"
-                  "  const int b = (int)r; /* 0 <= r <= nbins < 2^31 */\n"
-                  "  return b < nbins ? b : (int)(nbins - 1); /* x == hi */",
-                  v, v, load, v, v, v, v, v, v, v, v, f64 ? "floor" : "floorf", margin,
-                  margin);
+                  "  const long long b = (long long)((v - lo) * (%s)nbins / (hi - lo));\n"
+                  "  return b < nbins ? (int)b : (int)(nbins - 1); /* x == hi */",
+                  v, v, load, v, v, v, v);
   } else if (t->is_signed) {
     wg_buf_printf(body, "  return x >= 0 && (long long)x < nbins ? (int)x : -1;");
   } else {
