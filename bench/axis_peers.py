@@ -71,7 +71,7 @@ def main():
         assert err <= 1e-5 * scale + 1e-6, (label, err, scale)
         runs = {
             "read: warpgen array": lambda: warpgen.reduce(flat, "sum", out=one),
-            "read: torch flat sum": lambda: torch.sum(flat, out=one_t),
+            "read: torch flat sum": lambda: torch.sum(flat, dim=0, out=one_t),
             "warpgen reduce dim": lambda: warpgen.reduce(x, "sum", dim=dim,
                                                          out=o_wg),
             "torch.sum dim": lambda: torch.sum(x, dim=dim, out=o_t),

@@ -140,6 +140,7 @@ template <class T> static void array_section(unsigned long long n, T *in, T *out
   for (int r = 0; r < 4; r++) {
     CHECK(cudaMemsetAsync(out, 0xff, n * sizeof(T), g_stream));
     WG(wg_scan_array(g_ctx, t, WG_OP_SUM, 0, din, n, dout, g_stream));
+    CHECK(cudaStreamSynchronize(g_stream)); /* g_stream does not wait for cudaMemcpy */
     CHECK(cudaMemcpy(again.data(), out, n * sizeof(T), cudaMemcpyDeviceToHost));
     if (memcmp(first.data(), again.data(), n * sizeof(T)) != 0) {
       printf("  WRONG: %s deterministic=1 run %d differs from the first\n", workload, r + 2);

@@ -221,7 +221,28 @@ static void *compile_some(void *arg) {
   return NULL;
 }
 
+static void precompile_here(const wg_spec *specs, size_t count);
+
+/* In a child process: whatever compiling touches (a context, the driver
+ * if a path asks the device) stays out of the parent, which Check forks
+ * after; a CUDA started before fork() is unusable in the children. The
+ * kernels reach the children through the disk cache. */
 void wg_test_precompile(const wg_spec *specs, size_t count) {
+  fflush(NULL);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    precompile_here(specs, count);
+    _exit(0);
+  }
+  if (pid > 0) {
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    return;
+  }
+  precompile_here(specs, count); /* no fork: compile here */
+}
+
+static void precompile_here(const wg_spec *specs, size_t count) {
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   size_t threads = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS
                                                        : (size_t)cores;

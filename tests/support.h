@@ -53,8 +53,8 @@ void wg_test_check(wg_oracle_report *report, const wg_spec *spec, const void *in
 
 /* Compiles every spec (or finds it in the disk cache) on every core, one
  * context a thread, so that a later wg_kernel_get of each only loads it.
- * Asking for the device's arch starts CUDA: call it inside a forked test,
- * never before Check forks. */
+ * It compiles in a child process, so it may be called before Check forks:
+ * nothing it touches (the driver included) starts in the caller. */
 void wg_test_precompile(const wg_spec *specs, size_t count);
 
 #endif /* WG_TEST_SUPPORT_H */

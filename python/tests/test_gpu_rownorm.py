@@ -191,9 +191,15 @@ def test_torch_in_its_own_type(torch, op, t):
         eps = torch.finfo(x.dtype).eps
         mine, theirs = warpgen.rms_norm(x, w, eps), \
             F.rms_norm(x, (768,), w, eps)
-    tol = 4 * torch.finfo(x.dtype).eps
+    # Each side within a few roundings of the exact result, relative to the
+    # row's scale: layer_norm's 1/std (rsqrt here, a division there) and
+    # its sum orders differ, so an output near zero differs by a few ulps
+    # of the largest one, not of itself (4 eps of itself failed on the
+    # H200 for f32 layer_norm).
+    tol = 8 * torch.finfo(x.dtype).eps
+    scale = float(theirs.double().abs().max())
     assert torch.allclose(mine.double(), theirs.double(), rtol=tol,
-                          atol=tol * 4)
+                          atol=tol * max(scale, 1.0))
 
 
 def test_padded_rows_and_out(torch):

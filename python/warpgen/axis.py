@@ -103,6 +103,7 @@ def reduce_dims(x, op, dim, keepdim, exprs, correction, out, context, params):
         reduction, out_type = _reduction(_TYPE_INDEX[v.type], _op_index(op))
         params_c, nparams = _params(correction)
     _ready(ctx, v)
+    out_given = out is not None
     if out is None:
         out, out_ptr = empty_like_kind(v, out_shape, out_type, ctx)
     else:
@@ -126,11 +127,15 @@ def reduce_dims(x, op, dim, keepdim, exprs, correction, out, context, params):
         # last (contiguous), then the same call on it.
         if e.status != _lib.WG_EINVAL or "do not merge" not in str(e):
             raise
+        # The result comes back in the copy's shape (the kept dims) and
+        # takes out_shape (keepdim's ones) as a view; a caller's out= gets
+        # it by assignment, whatever its strides.
         moved = [_reduced_last(a, dims) for a in arrays]
         last = tuple(range(ndim - len(dims), ndim))
-        return reduce_dims(moved if len(moved) > 1 else moved[0], op, last,
-                           False, exprs, correction,
-                           out.reshape(tuple(n for d, n in enumerate(v.shape)
-                                             if d not in dims)),
-                           context, params)
+        res = reduce_dims(moved if len(moved) > 1 else moved[0], op, last,
+                          False, exprs, correction, None, context, params)
+        res = res.reshape(out_shape)
+        if not out_given:
+            return res
+        out[...] = res
     return out
