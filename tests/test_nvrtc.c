@@ -10,6 +10,7 @@
 #include "warp_cases.h"
 
 #include <check.h>
+#include <time.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +103,12 @@ START_TEST(every_spec_compiles) {
   ck_assert_int_eq(wg_spec_list(ctx, &list, &n, test_arch), WG_OK);
   const char *every_text = getenv("WARPGEN_NVRTC_EVERY");
   const size_t every = every_text && atoi(every_text) > 0 ? (size_t)atoi(every_text) : 1;
+  /* WARPGEN_NVRTC_OFFSET picks which of the `every` interleaved samples
+   * (default: the day number, so that daily runs cover the whole list). */
+  const char *offset_text = getenv("WARPGEN_NVRTC_OFFSET");
+  const size_t offset = (offset_text && atoi(offset_text) >= 0
+                             ? (size_t)atoi(offset_text)
+                             : (size_t)(time(NULL) / 86400)) % every;
   const char *filter_text = getenv("WARPGEN_NVRTC_FILTER");
   regex_t filter;
   const bool filtered = filter_text && *filter_text;
@@ -109,7 +116,7 @@ START_TEST(every_spec_compiles) {
     ck_assert_msg(regcomp(&filter, filter_text, REG_EXTENDED | REG_NOSUB) == 0,
                   "WARPGEN_NVRTC_FILTER is not a regular expression");
   size_t compiled = 0;
-  for (size_t i = 0; i < n; i += every) {
+  for (size_t i = offset; i < n; i += every) {
     char text[256], name[128];
     wg_spec_format(text, sizeof text, &list[i]);
     if (filtered && regexec(&filter, text, 0, NULL, 0) != 0) continue;
@@ -125,7 +132,9 @@ START_TEST(every_spec_compiles) {
     }
     if (why && failures++ < 10) fprintf(stderr, "FAIL %s: %s\n", text, why);
   }
-  printf("nvrtc sm_%d: %zu of %zu specs compiled, %zu failed\n", test_arch, compiled, n,
+  printf("nvrtc sm_%d: %zu of %zu specs compiled (every %zu from %zu: "
+         "WARPGEN_NVRTC_OFFSET=%zu replays), %zu failed\n", test_arch, compiled, n, every,
+         offset, offset,
          failures);
   ck_assert_msg(failures == 0, "%zu of %zu specs failed for sm_%d", failures, compiled,
                 test_arch);
