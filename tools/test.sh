@@ -43,4 +43,11 @@ export LSAN_OPTIONS=suppressions=$PWD/tools/lsan.supp
 # takes every 16th, a sample spread over the whole list.
 export WARPGEN_NVRTC_EVERY=${WARPGEN_NVRTC_EVERY:-16}
 meson test -C build-asan --print-errorlogs --num-processes 2 \
-  --suite unit --suite cli --suite cache --suite nvrtc
+  --suite unit --suite cli --suite nvrtc
+# The cache suite with ASan and UBSan but without LeakSanitizer: in two CI
+# runs of 2026-12-01 LSan's own tracer died (signal 11 in its stop-the-
+# world) at the exit of a forked case that had loaded NVRTC, in
+# test_damaged_entry_is_repaired:5. Leaks in the cache code are still
+# checked by the unit and cli suites above, which go through it.
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
+  meson test -C build-asan --print-errorlogs --num-processes 2 --suite cache
