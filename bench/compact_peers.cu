@@ -11,11 +11,12 @@
 // count on the host.
 //
 // Build (after `ninja -C build`):
-//   nvcc -arch=sm_90 -O3 -std=c++17 -Iinclude -o build/compact_peers \
+//   nvcc -arch=sm_90 -O3 -std=c++17 -Iinclude -Ibench -o build/compact_peers \
 //       bench/compact_peers.cu build/libwarpgen.a -ldl -lpthread
 // Run:    build/compact_peers [--log2n 28]
 // Prints one line per (kept, implementation); exits 1 when a check fails.
 
+#include "bench_harness.cuh"
 #include "warpgen.h"
 
 #include <cub/cub.cuh>
@@ -27,16 +28,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-
-#define CHECK(call)                                                        \
-  do {                                                                     \
-    cudaError_t err_ = (call);                                             \
-    if (err_ != cudaSuccess) {                                             \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,        \
-              cudaGetErrorString(err_));                                   \
-      exit(2);                                                             \
-    }                                                                      \
-  } while (0)
 
 struct above {
   float threshold;
@@ -54,26 +45,6 @@ __global__ void fill_uniform(float *x, unsigned long long n) {
   }
 }
 
-static cudaStream_t stream;
-static cudaEvent_t ev0, ev1;
-
-template <class F> static double median_us(F call) {
-  for (int i = 0; i < 3; i++) call();
-  CHECK(cudaStreamSynchronize(stream));
-  std::vector<float> t;
-  for (int r = 0; r < 20; r++) {
-    CHECK(cudaEventRecord(ev0, stream));
-    call();
-    CHECK(cudaEventRecord(ev1, stream));
-    CHECK(cudaEventSynchronize(ev1));
-    float ms;
-    CHECK(cudaEventElapsedTime(&ms, ev0, ev1));
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2] * 1000.0;
-}
-
 int main(int argc, char **argv) {
   int log2n = 28;
   for (int i = 1; i + 1 < argc; i++)
@@ -83,9 +54,9 @@ int main(int argc, char **argv) {
   CHECK(cudaGetDeviceProperties(&prop, 0));
   CHECK(cudaSetDevice(0));
   CHECK(cudaFree(0)); /* the primary context, which warpgen then uses */
-  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  CHECK(cudaEventCreate(&ev0));
-  CHECK(cudaEventCreate(&ev1));
+  CHECK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+  CHECK(cudaEventCreate(&g_ev0));
+  CHECK(cudaEventCreate(&g_ev1));
   float *x, *out_cub, *out_wg, *copy;
   long long *idx;
   int *count_cub;
@@ -97,8 +68,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMalloc(&idx, n * 8));
   CHECK(cudaMalloc(&count_cub, sizeof(int)));
   CHECK(cudaMalloc(&count_wg, 8));
-  fill_uniform<<<prop.multiProcessorCount * 8, 256, 0, stream>>>(x, n);
-  CHECK(cudaStreamSynchronize(stream));
+  fill_uniform<<<prop.multiProcessorCount * 8, 256, 0, g_stream>>>(x, n);
+  CHECK(cudaStreamSynchronize(g_stream));
   std::vector<float> host(n);
   CHECK(cudaMemcpy(host.data(), x, n * 4, cudaMemcpyDeviceToHost));
 
@@ -110,9 +81,9 @@ int main(int argc, char **argv) {
     return 2;
   }
 
-  const double copy_us = median_us([&] {
-    CHECK(cudaMemcpyAsync(copy, x, n * 4, cudaMemcpyDeviceToDevice, stream));
-  });
+  const double copy_us = time_us([&](int) {
+    CHECK(cudaMemcpyAsync(copy, x, n * 4, cudaMemcpyDeviceToDevice, g_stream));
+  }, 1, 20);
   const double ceiling = 2.0 * n * 4 / copy_us / 1e3;
   printf("%s, 2^%d f32 (%.0f MB), copy ceiling %.0f GB/s (read + write)\n", prop.name,
          log2n, n * 4 / 1e6, ceiling);
@@ -128,13 +99,13 @@ int main(int argc, char **argv) {
 
     size_t temp_bytes = 0;
     CHECK(cub::DeviceSelect::If(nullptr, temp_bytes, x, out_cub, count_cub, (int)n,
-                                above{threshold}, stream));
+                                above{threshold}, g_stream));
     void *temp = nullptr;
     CHECK(cudaMalloc(&temp, temp_bytes));
-    const double cub_us = median_us([&] {
+    const double cub_us = time_us([&](int) {
       CHECK(cub::DeviceSelect::If(temp, temp_bytes, x, out_cub, count_cub, (int)n,
-                                  above{threshold}, stream));
-    });
+                                  above{threshold}, g_stream));
+    }, 1, 20);
     const double bytes = (double)n * 4 + (double)want * 4;
     const double cub_gbs = bytes / cub_us / 1e3;
     char label[16];
@@ -148,11 +119,11 @@ int main(int argc, char **argv) {
     for (int with_indices = 0; with_indices < 2; with_indices++) {
       const uint64_t indices = with_indices ? (uint64_t)(uintptr_t)idx : 0;
       int rc = WG_OK;
-      const double us = median_us([&] {
+      const double us = time_us([&](int) {
         if (rc == WG_OK)
           rc = wg_compact(ctx, &spec, &in, 1, n, &p, 1, (uint64_t)(uintptr_t)out_wg,
-                          indices, (uint64_t)(uintptr_t)count_wg, stream);
-      });
+                          indices, (uint64_t)(uintptr_t)count_wg, g_stream);
+      }, 1, 20);
       if (rc != WG_OK) {
         fprintf(stderr, "wg_compact: %s: %s\n", wg_strerror(rc), wg_errmsg(ctx));
         return 2;

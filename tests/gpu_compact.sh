@@ -25,7 +25,7 @@ if [ "${1:-}" = --prepare ]; then
   cp "$build/warpgen" "$build/tests/test_compact" "$build/libwarpgen.so.0" "$bin/" || exit 1
   ln -sf libwarpgen.so.0 "$bin/libwarpgen.so"
   cp "$build/tests/liboracle.so" "$bin/tests/" || exit 1
-  "$cuda/bin/nvcc" -arch=sm_90 -O3 -std=c++17 -Iinclude -o "$bin/compact_peers" \
+  "$cuda/bin/nvcc" -arch=sm_90 -O3 -std=c++17 -Iinclude -Ibench -o "$bin/compact_peers" \
     bench/compact_peers.cu "$build/libwarpgen.a" -ldl -lpthread || exit 1
   echo "prepared $bin"
   exit 0
