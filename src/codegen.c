@@ -121,6 +121,14 @@ static void render_acc(wg_buf *decl, wg_buf *shfl, wg_buf *ldcg,
   wg_buf_puts(decl, "};");
 }
 
+void wg_codegen_expr_params(wg_buf *out, const wg_spec *s, unsigned uses) {
+  for (int k = 0; k < s->nparams; k++)
+    if (uses & WG_EXPR_USES_PARAM(k))
+      wg_buf_printf(out, "  const %s wg_p%d = wg_pp.p[%d].%s;\n",
+                    wg_vt_ctype(wg_value_type_of(s->params[k])), k, k,
+                    wg_types[s->params[k]].name);
+}
+
 /* One user expression as a device function `name` returning `ret`, its
  * parameters `params` (CUDA text declaring wg_x, wg_a...), the p<k> it
  * reads loaded from `wg_pp` when `with_params`. */
@@ -131,12 +139,7 @@ static int user_function(wg_context *ctx, wg_buf *defs, const wg_spec *s,
   int rc = wg_spec_expr_parse(ctx, &e, s, role);
   if (rc) return rc;
   wg_buf_printf(defs, "static __device__ __forceinline__ %s %s(%s) {\n", ret, name, params);
-  const unsigned uses = wg_expr_uses(e);
-  for (int k = 0; with_params && k < s->nparams; k++)
-    if (uses & WG_EXPR_USES_PARAM(k))
-      wg_buf_printf(defs, "  const %s wg_p%d = wg_pp.p[%d].%s;\n",
-                    wg_vt_ctype(wg_value_type_of(s->params[k])), k, k,
-                    wg_types[s->params[k]].name);
+  if (with_params) wg_codegen_expr_params(defs, s, wg_expr_uses(e));
   wg_buf_printf(defs, "  return (%s)", ret);
   rc = wg_expr_render(e, defs);
   wg_buf_puts(defs, ";\n}\n");

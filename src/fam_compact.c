@@ -91,11 +91,7 @@ static int predicate_source(wg_context *ctx, wg_buf *out, const wg_spec *s) {
   }
   if (uses & WG_EXPR_USES_I) wg_buf_puts(out, "  const long long wg_i = (long long)at;\n");
   if (uses & WG_EXPR_USES_N) wg_buf_puts(out, "  const long long wg_n = (long long)n;\n");
-  for (int k = 0; k < s->nparams; k++)
-    if (uses & WG_EXPR_USES_PARAM(k))
-      wg_buf_printf(out, "  const %s wg_p%d = wg_pp.p[%d].%s;\n",
-                    wg_vt_ctype(wg_value_type_of(s->params[k])), k, k,
-                    wg_types[s->params[k]].name);
+  wg_codegen_expr_params(out, s, uses);
   /* Non-zero keeps, as C reads a condition: a NaN keeps. */
   wg_buf_puts(out, "  return (");
   rc = wg_expr_render(e, out);

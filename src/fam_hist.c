@@ -162,12 +162,7 @@ static int bin_body(wg_context *ctx, wg_buf *defs, wg_buf *body, const wg_spec *
                   "long long wg_i, long long wg_n, const wg_params &wg_pp) {\n"
                   "  (void)wg_i; (void)wg_n; (void)wg_pp;\n",
                   wg_vt_ctype(wg_value_type_of(s->type)));
-    const unsigned uses = wg_expr_uses(e);
-    for (int k = 0; k < s->nparams; k++)
-      if (uses & WG_EXPR_USES_PARAM(k))
-        wg_buf_printf(defs, "  const %s wg_p%d = wg_pp.p[%d].%s;\n",
-                      wg_vt_ctype(wg_value_type_of(s->params[k])), k, k,
-                      wg_types[s->params[k]].name);
+    wg_codegen_expr_params(defs, s, wg_expr_uses(e));
     wg_buf_puts(defs, "  return (long long)");
     rc = wg_expr_render(e, defs);
     wg_buf_puts(defs, ";\n}\n");

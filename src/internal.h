@@ -315,6 +315,11 @@ extern const size_t wg_embedded_template_count;
  * load/store/bit conversions, identity and combine for spec's type and
  * operator (templates/prelude.cuh). */
 int wg_codegen_prelude(wg_context *ctx, wg_buf *out, const wg_spec *spec);
+/* Appends, one line each, the parameters p0.. that an expression using
+ * `uses` (wg_expr_uses) reads, loaded from the kernel's `wg_pp`:
+ * "  const float wg_p0 = wg_pp.p[0].f32;". Every family that renders a
+ * user expression declares its parameters so. */
+void wg_codegen_expr_params(wg_buf *out, const wg_spec *s, unsigned uses);
 /* The source for a concrete spec (see wg_spec_concrete); *out malloc'd. */
 int wg_codegen(wg_context *ctx, char **out, const wg_spec *concrete);
 /* Dynamic shared memory, in bytes, a warp-primitive kernel of this concrete
