@@ -19,18 +19,19 @@
  *   1  tiles of WG_TILE elements (WG_BLOCK threads, WG_VPT vectors each),
  *      all taken in order by one block, which carries the prefix (a grid of
  *      one block, no workspace: small inputs);
- *   2  the same tiles over the whole grid, a single pass with decoupled
- *      look-back: each block takes tile ids from a counter in `workspace`
- *      (so tiles start in order), publishes its tile's aggregate, then
- *      finds its prefix from the statuses of the tiles before it and
- *      publishes its inclusive prefix. The launcher zeroes the counter and
- *      the statuses before the launch.
+ *   2  the same tiles, a block each (the launcher's grid; a smaller grid
+ *      loops), a single pass with decoupled look-back: each block takes
+ *      its tile id from a counter in `workspace` (so tiles start in order
+ *      and a tile waits only on blocks already running), publishes its
+ *      tile's aggregate, then finds its prefix from the statuses of the
+ *      tiles before it and publishes its inclusive prefix. The counter and
+ *      the statuses are zero when a launch starts.
  * Tiles never cross rows: a row's first tile publishes its inclusive
  * prefix at once, and the look-back stops there.
  *
- * Determinism (WG_MULTI_WINDOW 0): a tile folds the statuses of its window
- * oldest first, starting from the newest inclusive prefix it finds, and
- * waits rather than folding past a window that holds none. Its prefix is
+ * Determinism (WG_MULTI_WINDOW 0): a tile folds the statuses it walked
+ * oldest first, starting from the newest inclusive prefix it finds (up to
+ * WG_LB_WINDOWS windows back; it starts over past that). Its prefix is
  * then always ((a_0 + a_1) + ...) + a_{t-1} over the tile aggregates, the
  * value a chained scan computes, whatever the timing; mode 1 computes the
  * same. With WG_MULTI_WINDOW 1 (deterministic=0, or an operator that is
@@ -305,26 +306,58 @@ static __device__ __forceinline__ unsigned wg_wait_status(const wg_statuses &t,
         return state;
       }
     }
-    if (spins > 4) __nanosleep(spins < 64 ? 32u : 256u);
+    if (spins > 8) __nanosleep(spins < 64 ? 16u : 128u);
   }
 }
 
-/* v of lanes k, k - 1, ..., 0 folded in that order (lane k's first): a
- * fixed order whatever k is. Every lane takes part; all get the result. */
-static __device__ __forceinline__ wg_acc wg_fold_down(wg_acc v, int k) {
-  wg_acc r = __shfl_sync(WG_FULL, v, k);
+/* Windows of statuses a deterministic look-back keeps before it starts
+ * over (its shared buffer: WG_LB_WINDOWS x 32 accumulators). */
+#define WG_LB_WINDOWS 8
+
+/* v of lanes k, k - 1, ..., 0 folded in that order (lane k's first), by a
+ * tree that keeps that order (lane i's partner is an older tile, on the
+ * left); lanes past k stand for nothing. Every lane takes part; all get
+ * the result. The grouping depends on k: only exact operators, or
+ * deterministic=0, fold windows this way. */
+static __device__ __forceinline__ wg_acc wg_fold_tree(wg_acc v, int k, unsigned lane) {
+  if ((int)lane > k) v = wg_identity();
 #pragma unroll
-  for (int i = 30; i >= 0; i--) {
-    const wg_acc x = __shfl_sync(WG_FULL, v, i);
-    if (i < k) r = wg_combine(r, x);
+  for (int d = 1; d < 32; d *= 2) {
+    const wg_acc older = __shfl_down_sync(WG_FULL, v, d);
+    if (lane + d < 32u) v = wg_combine(older, v);
   }
-  return r;
+  return __shfl_sync(WG_FULL, v, 0);
+}
+
+/* Waits, in every lane, for the status of tile newest - lane (lanes before
+ * the row's first tile stand for nothing: the newest inclusive prefix is
+ * never theirs, since that tile is one); returns the ballot of the lanes
+ * that hold an inclusive prefix. */
+static __device__ __forceinline__ unsigned wg_poll_window(const wg_statuses &t,
+                                                          unsigned long long newest,
+                                                          unsigned long long row_first,
+                                                          unsigned lane, wg_acc *v) {
+  unsigned state = WG_INCLUSIVE;
+  *v = wg_identity();
+  if (lane <= newest - row_first) state = wg_wait_status(t, newest - lane, v);
+  return __ballot_sync(WG_FULL, state == WG_INCLUSIVE);
 }
 
 /* Warp 0 of the block that holds tile `tile` (chunk `chunk` of its row),
  * whose aggregate is agg: publishes the aggregate, finds the tile's
  * exclusive prefix in the statuses before it, publishes the inclusive
- * prefix and returns the exclusive one (in every lane). */
+ * prefix and returns the exclusive one (in every lane).
+ *
+ * Both ways walk back a window of 32 statuses an L2 round trip until one
+ * holds an inclusive prefix.
+ *  - Deterministic: the windows walked are kept in shared memory and lane
+ *    0 folds them one by one, oldest first, from the newest inclusive
+ *    prefix: ((I_j + a_{j+1}) + ...) + a_{t-1}. Since I_j is itself the
+ *    chained fold of every tile before it, that is the chained value for
+ *    any j: the bits never depend on how far back the prefix was found.
+ *    A walk that needs more than WG_LB_WINDOWS windows starts over.
+ *  - WG_MULTI_WINDOW: each window is folded by a tree as it is walked, as
+ *    CUB does; for floating sums the grouping then depends on timing. */
 static __device__ __forceinline__ wg_acc wg_lookback(const wg_statuses &t,
                                                      unsigned long long tile,
                                                      unsigned long long chunk, wg_acc agg,
@@ -335,31 +368,50 @@ static __device__ __forceinline__ wg_acc wg_lookback(const wg_statuses &t,
   }
   if (lane == 0) wg_publish(t, tile, WG_AGGREGATE, agg);
   const unsigned long long row_first = tile - chunk;
+  wg_acc prefix;
+#if WG_MULTI_WINDOW
   unsigned long long newest = tile - 1; /* lane i looks at tile newest - i */
   wg_acc later = wg_identity();         /* the windows already folded (newer) */
-  bool have_later = false;
-  wg_acc prefix;
-  for (;;) {
-    unsigned state = WG_INCLUSIVE;
-    wg_acc v = wg_identity();
-    /* Lanes before the row's first tile stand for nothing: the newest
-     * inclusive prefix is never theirs, since that tile is one. */
-    if (lane <= newest - row_first) state = wg_wait_status(t, newest - lane, &v);
-    const unsigned inclusive = __ballot_sync(WG_FULL, state == WG_INCLUSIVE);
-    if (inclusive) {
-      const wg_acc window = wg_fold_down(v, __ffs(inclusive) - 1);
-      prefix = have_later ? wg_combine(window, later) : window;
-      break;
-    }
-    if (!WG_MULTI_WINDOW) { /* wait for an inclusive prefix in this window */
-      __nanosleep(32u);
-      continue;
-    }
-    const wg_acc window = wg_fold_down(v, 31);
+  for (bool have_later = false;; newest -= 32) {
+    wg_acc v;
+    const unsigned inclusive = wg_poll_window(t, newest, row_first, lane, &v);
+    const wg_acc window = wg_fold_tree(v, inclusive ? __ffs(inclusive) - 1 : 31, lane);
     later = have_later ? wg_combine(window, later) : window;
     have_later = true;
-    newest -= 32;
+    if (inclusive) break;
   }
+  prefix = later;
+#else
+  __shared__ wg_acc walked[WG_LB_WINDOWS][32];
+  for (;;) {
+    unsigned long long newest = tile - 1;
+    int w = 0;
+    unsigned inclusive = 0;
+    for (; w < WG_LB_WINDOWS; w++, newest -= 32) {
+      wg_acc v;
+      inclusive = wg_poll_window(t, newest, row_first, lane, &v);
+      walked[w][lane] = v;
+      if (inclusive) break;
+    }
+    if (!inclusive) { /* too far back: the newer tiles will have one soon */
+      __nanosleep(64u);
+      continue;
+    }
+    __syncwarp();
+    wg_acc r = wg_identity();
+    if (lane == 0) {
+      const int k = __ffs(inclusive) - 1;
+      r = walked[w][k];
+      for (int i = k - 1; i >= 0; i--) r = wg_combine(r, walked[w][i]);
+      for (int ww = w - 1; ww >= 0; ww--)
+#pragma unroll 8
+        for (int i = 31; i >= 0; i--) r = wg_combine(r, walked[ww][i]);
+    }
+    prefix = __shfl_sync(WG_FULL, r, 0);
+    __syncwarp(); /* walked is written again by the next tile */
+    break;
+  }
+#endif
   if (lane == 0) wg_publish(t, tile, WG_INCLUSIVE, wg_combine(prefix, agg));
   return prefix;
 }
@@ -395,6 +447,9 @@ static __device__ __forceinline__ void wg_tiles(
   const unsigned long long chunks = cols / WG_TILE + (cols % WG_TILE != 0);
   const unsigned long long tiles = rows * chunks;
   const bool serial = workspace == nullptr; /* mode 1 */
+  /* A grid of fewer blocks than tiles loops, each block taking its next
+   * tile while it finishes this one; a grid of a block a tile takes one. */
+  const bool persistent = gridDim.x < tiles;
   wg_statuses st = {};
   if (!serial) st = wg_statuses_at(workspace, tiles);
   unsigned long long tile = 0;
@@ -410,7 +465,7 @@ static __device__ __forceinline__ void wg_tiles(
   while (tile < tiles) {
     /* The next tile's id is taken now, so its loads can be issued before
      * this tile's look-back. */
-    if (!serial && threadIdx.x == 0) next_tile = atomicAdd(st.counter, 1u);
+    if (!serial && persistent && threadIdx.x == 0) next_tile = atomicAdd(st.counter, 1u);
     const unsigned long long row = tile / chunks, chunk = tile - row * chunks;
     wg_acc s[WG_VPT][WG_VEC], base[WG_VPT];
 #pragma unroll
@@ -419,7 +474,7 @@ static __device__ __forceinline__ void wg_tiles(
     const wg_acc warp_total = wg_group_prefixes<32, WG_VPT>(s, base, lane);
     if (lane == 0) warp_totals[warp] = warp_total;
     __syncthreads();
-    const unsigned long long next = serial ? tile + 1 : next_tile;
+    const unsigned long long next = serial ? tile + 1 : persistent ? next_tile : tiles;
     if (next < tiles) wg_tile_load(x, in, next, chunks, cols, in_stride);
     /* The warps before this one, and the whole tile, folded in order. */
     wg_acc before = wg_identity(), agg = warp_totals[0];

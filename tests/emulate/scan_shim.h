@@ -38,6 +38,7 @@ static inline unsigned emu_lane() { return threadIdx.x & 31u; }
 static inline unsigned emu_warp() { return threadIdx.x >> 5; }
 static inline void __syncthreads() { emu_block_bar->arrive_and_wait(); }
 static inline void __nanosleep(unsigned) { std::this_thread::yield(); }
+static inline void __syncwarp(unsigned = 0xffffffffu) { emu_warp_bar[emu_warp()]->arrive_and_wait(); }
 template <class T> static inline uint64_t emu_bits(T v) { uint64_t b = 0; memcpy(&b, &v, sizeof v); return b; }
 template <class T> static inline T emu_from(uint64_t b) { T v; memcpy(&v, &b, sizeof v); return v; }
 static inline void emu_publish(uint64_t b, uint64_t all[32]) {
