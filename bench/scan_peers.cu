@@ -12,7 +12,8 @@
 // Build (after `ninja -C build`; CUB comes with the toolkit):
 //   nvcc -arch=sm_90 -O3 -std=c++17 -Iinclude -Ibench -o build/bench/scan_peers \
 //       bench/scan_peers.cu build/libwarpgen.a -ldl -lpthread
-// Run:    build/bench/scan_peers [--log2n 28] [--csv FILE]
+// Run:    build/bench/scan_peers [--log2n 28] [--csv FILE] [--no-rows]
+//         (--no-rows: the whole-array scans only)
 // Exit: 0, or 1 when a result is wrong.
 
 #include "bench_harness.cuh"
@@ -174,8 +175,10 @@ static void rows_section(float *in, float *out, unsigned long long total) {
 
 int main(int argc, char **argv) {
   int log2n = 28;
+  bool rows = true;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--log2n") && i + 1 < argc) log2n = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--no-rows")) rows = false;
     else if (!strcmp(argv[i], "--csv") && i + 1 < argc) g_csv = fopen(argv[++i], "w");
   }
   if (g_csv) fprintf(g_csv, "workload,impl,bytes,us,GBps,of_copy\n");
@@ -206,8 +209,10 @@ int main(int argc, char **argv) {
   array_section<float>(n, (float *)in, (float *)out, (float *)ref);
   array_section<int>(n, (int *)in, (int *)out, (int *)ref);
   array_section<double>(n, (double *)in, (double *)out, (double *)ref);
-  fill_kernel<float><<<1024, 256, 0, g_stream>>>((float *)in, n, 3);
-  rows_section((float *)in, (float *)out, n / 4);
+  if (rows) {
+    fill_kernel<float><<<1024, 256, 0, g_stream>>>((float *)in, n, 3);
+    rows_section((float *)in, (float *)out, n / 4);
+  }
   wg_context_destroy(g_ctx);
   if (g_csv) fclose(g_csv);
   printf("\n%s: %d failures\n", g_failures ? "FAILED" : "ok", g_failures);
