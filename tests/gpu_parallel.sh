@@ -5,8 +5,11 @@
 # block a script and every log packed into $OUT/logs.tgz (one file, so
 # that it comes back however many logs there are).
 #
-# The scripts' own benchmark steps still run, but side by side: their
-# numbers are not measurements. Use it for correctness; time alone.
+# Side by side, benchmark numbers are not measurements: set
+# WARPGEN_GPU_SKIP_BENCH=1 to leave out those of gpu_all.sh and gpu_scan.sh
+# (the other scripts' benchmark steps are short and still run). Use it for
+# correctness; time alone. NVRTC is located once here and exported, since
+# gpu_axis.sh, gpu_compact.sh and gpu_dist.sh do not look for it.
 #
 # usage: tests/gpu_parallel.sh BINDIR SECONDS NAME...
 #   BINDIR   a folder that holds what every named script's --prepare puts
