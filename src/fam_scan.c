@@ -9,7 +9,7 @@
  * How a launch runs (templates/scan.cu says how each mode works):
  *   - rows of at most WG_SCAN_SHORT_VECTORS 16-byte vectors: a group of
  *     lanes per row (mode 0), the group's size chosen from the spec's cols;
- *   - whole arrays and longer rows: tiles of WG_SCAN_TILE_VECTORS vectors;
+ *   - whole arrays and longer rows: tiles (tile_shape_for);
  *     one tile in all goes to one block (mode 1, no workspace), more tiles
  *     to a block each, with decoupled look-back (mode 2), whose tile
  *     counter and statuses live in the extra space of the stream's
@@ -30,11 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Threads a block: the template is compiled for exactly this. */
+/* Threads a block of the row kernels (mode 0 and their long rows' tiles):
+ * the template is compiled for exactly its shape's block. */
 #define WG_SCAN_BLOCK 256u
-/* Modes 1 and 2: 16-byte vectors a thread a tile (a tile: 16 KiB). */
-#define WG_SCAN_VPT 4u
-#define WG_SCAN_TILE_VECTORS (WG_SCAN_BLOCK * WG_SCAN_VPT)
 /* Rows of up to this many vectors get a group of lanes (mode 0). */
 #define WG_SCAN_SHORT_VECTORS 256u
 /* Rows of a warp: this many vectors a lane a pass (8 took 146 registers
@@ -101,6 +99,27 @@ static size_t acc_bytes(const wg_spec *s) {
   return size < 4 ? 4 : size;
 }
 
+/* Modes 1 and 2: the block, the tile (vectors a thread), the blocks an SM
+ * must hold, and the look-back's polling (templates/scan.cu, WG_LB_*).
+ *
+ * Whole arrays, as measured on the H200 at 2^28 (docs/scan-design.md):
+ * 32 KiB tiles staged in shared memory, so that five blocks an SM (48
+ * registers a thread) keep loading while their first warps look back; a
+ * poll of 128 statuses a window (4 a lane); and, in grids of many tiles,
+ * a 1 us sleep before the first poll and 400 ns between polls, as CUB's
+ * tuning for sm_90 does: f32 went from 1864 to 3132 GB/s (1.00x CUB).
+ * Rows keep 16 KiB tiles and three blocks an SM: their kernel also holds
+ * the group-per-row path (mode 0), which spills at 48 registers. */
+typedef struct tile_shape {
+  unsigned block, vpt, min_blocks;
+  unsigned lb_k, first_sleep, sleep, spins;
+} tile_shape;
+
+static tile_shape tile_shape_for(const wg_spec *s) {
+  if (is_rows(s->primitive)) return (tile_shape){WG_SCAN_BLOCK, 4, 3, 4, 1000, 400, 0};
+  return (tile_shape){WG_SCAN_BLOCK, 8, 5, 4, 1000, 400, 0};
+}
+
 /* --- the descriptor -------------------------------------------------------- */
 
 static bool scan_operator(wg_operator op) {
@@ -145,13 +164,20 @@ static int scan_source(wg_context *ctx, wg_buf *out, const wg_spec *s) {
   char *spec_text = len > 0 ? malloc((size_t)len + 1) : NULL;
   if (!spec_text) return wg_fail(ctx, WG_ENOMEM, "out of memory");
   wg_spec_format(spec_text, (size_t)len + 1, s);
-  char kernel[128], block[16], vpt[16], group[16], vpl[16];
+  char kernel[128], block[16], vpt[16], group[16], vpl[16], min_blocks[16], lb_k[16];
+  char first_sleep[16], sleep[16], spins[16];
   wg_kernel_name(kernel, sizeof kernel, s);
   const scan_shape shape = shape_for(s);
-  snprintf(block, sizeof block, "%u", WG_SCAN_BLOCK);
-  snprintf(vpt, sizeof vpt, "%u", WG_SCAN_VPT);
+  const tile_shape tiles = tile_shape_for(s);
+  snprintf(block, sizeof block, "%u", tiles.block);
+  snprintf(vpt, sizeof vpt, "%u", tiles.vpt);
   snprintf(group, sizeof group, "%d", shape.group);
   snprintf(vpl, sizeof vpl, "%d", shape.vpl);
+  snprintf(min_blocks, sizeof min_blocks, "%u", tiles.min_blocks);
+  snprintf(lb_k, sizeof lb_k, "%u", tiles.lb_k);
+  snprintf(first_sleep, sizeof first_sleep, "%u", tiles.first_sleep);
+  snprintf(sleep, sizeof sleep, "%u", tiles.sleep);
+  snprintf(spins, sizeof spins, "%u", tiles.spins);
   const bool exclusive = is_exclusive(s->primitive);
   /* Whole windows of aggregates may be folded when the order cannot
    * change the bits, or when the caller gave up determinism. */
@@ -172,6 +198,11 @@ static int scan_source(wg_context *ctx, wg_buf *out, const wg_spec *s) {
       {"vpl", vpl},
       {"exclusive", exclusive ? "1" : "0"},
       {"multi_window", multi_window ? "1" : "0"},
+      {"min_blocks", min_blocks},
+      {"lb_k", lb_k},
+      {"lb_first_sleep", first_sleep},
+      {"lb_sleep", sleep},
+      {"lb_spins", spins},
       {"has_groups", is_rows(s->primitive) ? "1" : "0"},
       {"has_tiles", !is_rows(s->primitive) || s->cols == 0 ? "1" : "0"},
     };
@@ -219,9 +250,10 @@ static int launch(wg_context *ctx, const wg_kernel *k, const wg_spec *s, unsigne
                   uint64_t grid, uint64_t tiles, CUdeviceptr in, CUdeviceptr out,
                   uint64_t rows, uint64_t cols, uint64_t in_stride, uint64_t out_stride,
                   void *stream) {
-  if ((unsigned)k->max_block_size < WG_SCAN_BLOCK)
+  const unsigned block = tile_shape_for(s).block;
+  if ((unsigned)k->max_block_size < block)
     return wg_fail(ctx, WG_ECUDA, "%s allows %d threads a block; it needs %u", k->name,
-                   k->max_block_size, WG_SCAN_BLOCK);
+                   k->max_block_size, block);
   if (grid < 1) grid = 1;
   if (grid > WG_SCAN_MAX_GRID) grid = WG_SCAN_MAX_GRID;
   wg_device_scope scope;
@@ -242,7 +274,7 @@ static int launch(wg_context *ctx, const wg_kernel *k, const wg_spec *s, unsigne
     void *params[] = {&in, &out, &r, &c, &is, &os, &mode, &workspace};
     status = wg_cuda_status(ctx,
                             api->LaunchKernel(k->function, (unsigned)grid, 1, 1,
-                                              WG_SCAN_BLOCK, 1, 1, 0, cs, params, NULL),
+                                              block, 1, 1, 0, cs, params, NULL),
                             "cuLaunchKernel");
     if (status == WG_OK && mode == 2)
       status = wg_cuda_status(ctx, api->MemsetD8Async(workspace, 0, bytes, cs),
@@ -311,7 +343,8 @@ static int scan_run(wg_context *ctx, const wg_spec *specp, uint64_t in, uint64_t
     return launch(ctx, k, &spec, 0, grid, 0, in, out, rows, cols, in_stride, out_stride,
                   stream);
   }
-  const uint64_t tile = (uint64_t)WG_SCAN_TILE_VECTORS * (16u / in_size);
+  const tile_shape ts = tile_shape_for(&spec);
+  const uint64_t tile = (uint64_t)ts.block * ts.vpt * (16u / in_size);
   const uint64_t chunks = cols / tile + (cols % tile != 0);
   if (rows > UINT64_MAX / chunks)
     return wg_fail(ctx, WG_ERANGE, "%" PRIu64 " rows of %" PRIu64 " tiles overflow", rows,

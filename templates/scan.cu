@@ -10,7 +10,12 @@
  * prefix of its vector (in the thread), then of the vectors before it in
  * its group of lanes (shuffles), then of the groups before it. A row whose
  * start is not 16-byte aligned is read element by element; the elements
- * past a row's end hold the identity and are never written.
+ * past a row's end hold the identity and are never written. A thread folds
+ * each vector once for its total and again, the same combines in the same
+ * order, when it stores the prefixes: it keeps raw vectors, not an
+ * accumulator an element. Tiles (modes 1 and 2) are staged in shared
+ * memory by cp.async, so that no registers wait on the loads and the
+ * blocks an SM holds are bounded by shared memory, not registers.
  *
  * Launch argument `mode`:
  *   0  a group of WG_GROUP lanes per row, WG_VPL vectors a lane a pass,
@@ -45,9 +50,22 @@ ${prelude}
 #define WG_GROUP ${group}   /* mode 0: lanes a row */
 #define WG_VPL ${vpl}       /* mode 0: 16-byte vectors a lane a pass */
 #define WG_EXCLUSIVE ${exclusive}
-/* Blocks an SM must hold: at most 85 registers a thread, so that three
- * blocks' loads are in flight on every SM (four, 64 registers, spilled). */
-#define WG_MIN_BLOCKS 3
+/* Blocks an SM must hold (__launch_bounds__), so that enough tiles' loads
+ * are in flight on every SM. */
+#define WG_MIN_BLOCKS ${min_blocks}
+/* The look-back (mode 2): a lane polls WG_LB_K statuses at once, so a
+ * window of 32 * WG_LB_K tiles costs one L2 round trip. In grids of at
+ * least WG_LB_PATIENT_GRID blocks warp 0 sleeps WG_LB_FIRST_SLEEP ns after
+ * publishing its aggregate, before its first poll (its predecessors are
+ * still busy: early polls only load the L2 that every block streams
+ * through), and WG_LB_SLEEP ns between polls after WG_LB_SPINS of them;
+ * smaller grids, whose latency is the whole call, spin (32 ns sleeps after
+ * 8 polls). */
+#define WG_LB_PATIENT_GRID 500u
+#define WG_LB_K ${lb_k}
+#define WG_LB_FIRST_SLEEP ${lb_first_sleep}
+#define WG_LB_SLEEP ${lb_sleep}
+#define WG_LB_SPINS ${lb_spins}
 #define WG_MULTI_WINDOW ${multi_window}
 /* The modes this kernel has: short rows only mode 0, whole arrays modes 1
  * and 2, long rows all three (each path costs registers). */
@@ -76,11 +94,14 @@ static __device__ __forceinline__ wg_out wg_out_of(wg_acc r) {
 }
 
 /* Vector e0 / WG_VEC of a row of `cols` elements at p: one 16-byte load,
- * or element by element at the row's end or when p is not aligned. */
+ * or element by element at the row's end or when p is not aligned. Whole:
+ * the caller knows the vector is aligned and inside the row (no test, so
+ * no per-vector state held in registers). */
+template <bool Whole = false>
 static __device__ __forceinline__ uint4 wg_load_vec(const wg_elem *p, unsigned long long e0,
                                                     unsigned long long cols, bool aligned) {
   wg_vec16 u;
-  if (aligned && e0 + WG_VEC <= cols) {
+  if (Whole || (aligned && e0 + WG_VEC <= cols)) {
     u.raw = __ldg((const uint4 *)(p + e0));
   } else {
     u.raw = make_uint4(0u, 0u, 0u, 0u);
@@ -91,37 +112,54 @@ static __device__ __forceinline__ uint4 wg_load_vec(const wg_elem *p, unsigned l
   return u.raw;
 }
 
-/* The inclusive prefixes of one vector's elements, in the thread; the
- * elements past the row's end are the identity. */
-static __device__ __forceinline__ void wg_vec_scan(uint4 raw, unsigned long long e0,
-                                                   unsigned long long cols,
-                                                   wg_acc (&s)[WG_VEC]) {
+/* Element j of a vector whose first element is e0, mapped; the identity
+ * past the row's end. */
+template <bool Whole>
+static __device__ __forceinline__ wg_acc wg_vec_at(const wg_vec16 &u, int j,
+                                                   unsigned long long e0,
+                                                   unsigned long long cols) {
+  return Whole || e0 + j < cols ? wg_map(u.e[j], (long long)(e0 + j)) : wg_identity();
+}
+
+/* One vector's elements folded in order: the last of their inclusive
+ * prefixes. The prefixes themselves are computed again when the vector is
+ * stored (wg_store_vec, the same combines in the same order, so the same
+ * bits): a thread keeps only its raw vectors, not an accumulator an
+ * element, and the registers saved buy more tiles in flight. */
+template <bool Whole = false>
+static __device__ __forceinline__ wg_acc wg_vec_total(uint4 raw, unsigned long long e0,
+                                                      unsigned long long cols) {
   wg_vec16 u;
   u.raw = raw;
+  wg_acc s = wg_vec_at<Whole>(u, 0, e0, cols);
 #pragma unroll
-  for (int j = 0; j < WG_VEC; j++) {
-    const wg_acc a = e0 + j < cols ? wg_map(u.e[j], (long long)(e0 + j)) : wg_identity();
-    s[j] = j ? wg_combine(s[j - 1], a) : a;
-  }
+  for (int j = 1; j < WG_VEC; j++) s = wg_combine(s, wg_vec_at<Whole>(u, j, e0, cols));
+  return s;
 }
 
 /* Writes one vector's outputs, `pre` being everything before the vector:
  * a 16-byte streaming store where the vector is whole and aligned, else
  * element by element. */
+template <bool Whole = false>
 static __device__ __forceinline__ void wg_store_vec(wg_out *q, unsigned long long e0,
                                                     unsigned long long cols, bool aligned,
-                                                    wg_acc pre, const wg_acc (&s)[WG_VEC]) {
+                                                    wg_acc pre, uint4 raw) {
   union {
     uint4 raw;
     wg_out e[16 / sizeof(wg_out)];
   } u;
+  wg_vec16 x;
+  x.raw = raw;
   wg_out y[WG_VEC];
+  wg_acc s = wg_identity();
 #pragma unroll
-  for (int j = 0; j < WG_VEC; j++)
-    y[j] = wg_out_of(WG_EXCLUSIVE ? (j ? wg_combine(pre, s[j - 1]) : pre)
-                                  : wg_combine(pre, s[j]));
+  for (int j = 0; j < WG_VEC; j++) {
+    const wg_acc before = s, a = wg_vec_at<Whole>(x, j, e0, cols);
+    s = j ? wg_combine(s, a) : a;
+    y[j] = wg_out_of(WG_EXCLUSIVE ? (j ? wg_combine(pre, before) : pre) : wg_combine(pre, s));
+  }
   if constexpr (sizeof(wg_out) == sizeof(wg_elem)) {
-    if (aligned && e0 + WG_VEC <= cols) {
+    if (Whole || (aligned && e0 + WG_VEC <= cols)) {
 #pragma unroll
       for (int j = 0; j < WG_VEC; j++) u.e[j] = y[j];
       __stcs((uint4 *)(q + e0), u.raw);
@@ -145,17 +183,17 @@ static __device__ __forceinline__ wg_acc wg_group_inclusive(wg_acc v, unsigned g
 }
 
 /* A group of G lanes holding V vectors each, vector m of lane glane being
- * the group's (m * G + glane)-th: base[m] gets what comes before that
+ * the group's (m * G + glane)-th and totals[m] its fold: base[m] gets what comes before that
  * vector within the group's V * G vectors (the identity for the first);
  * returns their total. Every lane of the warp takes part. */
 template <int G, int V>
-static __device__ __forceinline__ wg_acc wg_group_prefixes(const wg_acc (&s)[V][WG_VEC],
+static __device__ __forceinline__ wg_acc wg_group_prefixes(const wg_acc (&totals)[V],
                                                            wg_acc (&base)[V],
                                                            unsigned glane) {
   wg_acc carry = wg_identity();
 #pragma unroll
   for (int m = 0; m < V; m++) {
-    wg_acc before = wg_identity(), total = s[m][WG_VEC - 1];
+    wg_acc before = wg_identity(), total = totals[m];
     if (G > 1) {
       const wg_acc inclusive = wg_group_inclusive<G>(total, glane);
       before = __shfl_up_sync(WG_FULL, inclusive, 1, G);
@@ -198,15 +236,15 @@ static __device__ __forceinline__ void wg_rows_grouped(
       for (int m = 0; m < V; m++)
         x[m] = wg_load_vec(p, (v0 + (unsigned long long)(m * G) + glane) * WG_VEC, n,
                            load_aligned);
-      wg_acc s[V][WG_VEC], base[V];
+      wg_acc totals[V], base[V];
 #pragma unroll
       for (int m = 0; m < V; m++)
-        wg_vec_scan(x[m], (v0 + (unsigned long long)(m * G) + glane) * WG_VEC, n, s[m]);
-      const wg_acc total = wg_group_prefixes<G, V>(s, base, glane);
+        totals[m] = wg_vec_total(x[m], (v0 + (unsigned long long)(m * G) + glane) * WG_VEC, n);
+      const wg_acc total = wg_group_prefixes<G, V>(totals, base, glane);
 #pragma unroll
       for (int m = 0; m < V; m++)
         wg_store_vec(q, (v0 + (unsigned long long)(m * G) + glane) * WG_VEC, n,
-                     store_aligned, wg_combine(carry, base[m]), s[m]);
+                     store_aligned, wg_combine(carry, base[m]), x[m]);
       carry = wg_combine(carry, total);
     }
   }
@@ -217,8 +255,9 @@ static __device__ __forceinline__ void wg_rows_grouped(
 /* --- modes 1 and 2: tiles ------------------------------------------------ */
 #if WG_HAS_TILES
 
-/* Relaxed 64-bit stores and loads, a release store and an acquire load, at
- * GPU scope (tests/emulate/scan_shim.h brings host twins). */
+/* Relaxed 64- and 32-bit loads and stores and a release store, at GPU
+ * scope, and the fence after which relaxed loads that saw a release store
+ * act as acquires (tests/emulate/scan_shim.h brings host twins). */
 #ifndef WG_HOST_EMULATION
 static __device__ __forceinline__ void wg_st_relaxed(unsigned long long *p,
                                                      unsigned long long v) {
@@ -232,10 +271,13 @@ static __device__ __forceinline__ unsigned long long wg_ld_relaxed(const unsigne
 static __device__ __forceinline__ void wg_st_release(unsigned *p, unsigned v) {
   asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
-static __device__ __forceinline__ unsigned wg_ld_acquire(const unsigned *p) {
+static __device__ __forceinline__ unsigned wg_ld_relaxed32(const unsigned *p) {
   unsigned v;
-  asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
   return v;
+}
+static __device__ __forceinline__ void wg_fence_acquire() {
+  asm volatile("fence.acq_rel.gpu;" ::: "memory");
 }
 #endif
 /* An accumulator's bits in the low bytes of a word, and back. */
@@ -287,32 +329,82 @@ static __device__ __forceinline__ void wg_publish(const wg_statuses &t, unsigned
   }
 }
 
-/* Waits until tile's status is set; returns its state and *v its value. */
-static __device__ __forceinline__ unsigned wg_wait_status(const wg_statuses &t,
-                                                          unsigned long long tile, wg_acc *v) {
-  for (unsigned spins = 0;; spins++) {
-    if constexpr (WG_PACKED) {
-      const unsigned long long w = wg_ld_relaxed(t.packed + tile);
-      const unsigned state = (unsigned)w;
-      if (state) {
-        *v = wg_acc_of_bits(w >> 32);
-        return state;
-      }
-    } else {
-      const unsigned state = wg_ld_acquire(t.state + tile);
-      if (state) {
-        *v = wg_acc_of_bits(wg_ld_relaxed((state == WG_INCLUSIVE ? t.inclusive : t.aggregate) +
-                                          tile));
-        return state;
-      }
-    }
-    if (spins > 8) __nanosleep(spins < 64 ? 16u : 128u);
-  }
-}
-
+/* Tiles a look-back window covers: one poll of every lane. */
+#define WG_LB_WINDOW (32 * WG_LB_K)
 /* Windows of statuses a deterministic look-back keeps before it starts
- * over (its shared buffer: WG_LB_WINDOWS x 32 accumulators). */
+ * over (its shared buffer: WG_LB_WINDOWS x WG_LB_WINDOW accumulators). */
 #define WG_LB_WINDOWS 8
+
+/* Waits, in every lane, for the statuses at positions lane * WG_LB_K + k
+ * (k < WG_LB_K) of a window, position p being tile newest - p; v[k] gets
+ * their values. Positions before the row's first tile stand for nothing
+ * (the identity, as an inclusive prefix: the newest inclusive prefix is
+ * never theirs, since that tile is one). A lane issues all its loads
+ * before it looks at any, and polls again only those still unset. *first
+ * gets the lowest k that holds an inclusive prefix (WG_LB_K if none);
+ * returns the ballot of the lanes that hold one. */
+static __device__ __forceinline__ unsigned wg_poll_window(const wg_statuses &t,
+                                                          unsigned long long newest,
+                                                          unsigned long long row_first,
+                                                          unsigned lane,
+                                                          wg_acc (&v)[WG_LB_K], int *first) {
+  unsigned state[WG_LB_K];
+  const unsigned long long real = newest - row_first; /* the last real position */
+#pragma unroll
+  for (int k = 0; k < WG_LB_K; k++) {
+    state[k] = lane * WG_LB_K + k <= real ? 0u : WG_INCLUSIVE;
+    v[k] = wg_identity();
+  }
+  for (unsigned spins = 0;; spins++) {
+    bool pending = false;
+    /* Packed and wide statuses in two loops (not one over a word of
+     * either kind): the one loop took f32 past 48 registers. */
+    if constexpr (WG_PACKED) {
+      unsigned long long w[WG_LB_K];
+#pragma unroll
+      for (int k = 0; k < WG_LB_K; k++)
+        if (!state[k]) w[k] = wg_ld_relaxed(t.packed + (newest - (lane * WG_LB_K + k)));
+#pragma unroll
+      for (int k = 0; k < WG_LB_K; k++)
+        if (!state[k]) {
+          state[k] = (unsigned)w[k];
+          if (state[k]) v[k] = wg_acc_of_bits(w[k] >> 32);
+          else pending = true;
+        }
+    } else {
+      unsigned w[WG_LB_K];
+#pragma unroll
+      for (int k = 0; k < WG_LB_K; k++)
+        if (!state[k]) w[k] = wg_ld_relaxed32(t.state + (newest - (lane * WG_LB_K + k)));
+#pragma unroll
+      for (int k = 0; k < WG_LB_K; k++)
+        if (!state[k]) {
+          state[k] = w[k];
+          pending = pending || !w[k];
+        }
+    }
+    if (!pending) break;
+    const bool patient = gridDim.x >= WG_LB_PATIENT_GRID;
+    if (spins >= (patient ? WG_LB_SPINS : 8u)) __nanosleep(patient ? WG_LB_SLEEP : 32u);
+  }
+  if constexpr (!WG_PACKED) {
+    /* Each state seen was stored with release after its value. */
+    wg_fence_acquire();
+#pragma unroll
+    for (int k = 0; k < WG_LB_K; k++)
+      if (lane * WG_LB_K + k <= real) {
+        const unsigned long long tile = newest - (lane * WG_LB_K + k);
+        v[k] = wg_acc_of_bits(
+            wg_ld_relaxed((state[k] == WG_INCLUSIVE ? t.inclusive : t.aggregate) + tile));
+      }
+  }
+  int f = WG_LB_K;
+#pragma unroll
+  for (int k = WG_LB_K - 1; k >= 0; k--)
+    if (state[k] == WG_INCLUSIVE) f = k;
+  *first = f;
+  return __ballot_sync(WG_FULL, f < WG_LB_K);
+}
 
 /* v of lanes k, k - 1, ..., 0 folded in that order (lane k's first), by a
  * tree that keeps that order (lane i's partner is an older tile, on the
@@ -329,27 +421,13 @@ static __device__ __forceinline__ wg_acc wg_fold_tree(wg_acc v, int k, unsigned 
   return __shfl_sync(WG_FULL, v, 0);
 }
 
-/* Waits, in every lane, for the status of tile newest - lane (lanes before
- * the row's first tile stand for nothing: the newest inclusive prefix is
- * never theirs, since that tile is one); returns the ballot of the lanes
- * that hold an inclusive prefix. */
-static __device__ __forceinline__ unsigned wg_poll_window(const wg_statuses &t,
-                                                          unsigned long long newest,
-                                                          unsigned long long row_first,
-                                                          unsigned lane, wg_acc *v) {
-  unsigned state = WG_INCLUSIVE;
-  *v = wg_identity();
-  if (lane <= newest - row_first) state = wg_wait_status(t, newest - lane, v);
-  return __ballot_sync(WG_FULL, state == WG_INCLUSIVE);
-}
-
 /* Warp 0 of the block that holds tile `tile` (chunk `chunk` of its row),
  * whose aggregate is agg: publishes the aggregate, finds the tile's
  * exclusive prefix in the statuses before it, publishes the inclusive
  * prefix and returns the exclusive one (in every lane).
  *
- * Both ways walk back a window of 32 statuses an L2 round trip until one
- * holds an inclusive prefix.
+ * Both ways walk back a window of WG_LB_WINDOW statuses an L2 round trip
+ * until one holds an inclusive prefix.
  *  - Deterministic: the windows walked are kept in shared memory and lane
  *    0 folds them one by one, oldest first, from the newest inclusive
  *    prefix: ((I_j + a_{j+1}) + ...) + a_{t-1}. Since I_j is itself the
@@ -367,45 +445,57 @@ static __device__ __forceinline__ wg_acc wg_lookback(const wg_statuses &t,
     return wg_identity();
   }
   if (lane == 0) wg_publish(t, tile, WG_AGGREGATE, agg);
+  if (WG_LB_FIRST_SLEEP && gridDim.x >= WG_LB_PATIENT_GRID) __nanosleep(WG_LB_FIRST_SLEEP);
   const unsigned long long row_first = tile - chunk;
   wg_acc prefix;
 #if WG_MULTI_WINDOW
-  unsigned long long newest = tile - 1; /* lane i looks at tile newest - i */
+  unsigned long long newest = tile - 1; /* position 0 of the window */
   wg_acc later = wg_identity();         /* the windows already folded (newer) */
-  for (bool have_later = false;; newest -= 32) {
-    wg_acc v;
-    const unsigned inclusive = wg_poll_window(t, newest, row_first, lane, &v);
-    const wg_acc window = wg_fold_tree(v, inclusive ? __ffs(inclusive) - 1 : 31, lane);
+  for (bool have_later = false;; newest -= WG_LB_WINDOW) {
+    wg_acc v[WG_LB_K];
+    int first;
+    const unsigned inclusive = wg_poll_window(t, newest, row_first, lane, v, &first);
+    const int last = inclusive ? __ffs(inclusive) - 1 : 31; /* the oldest lane that counts */
+    /* This lane's statuses, older first, from its newest inclusive prefix
+     * in the last lane that counts. */
+    const int top = (int)lane == last && inclusive ? first : WG_LB_K - 1;
+    wg_acc mine = wg_identity();
+#pragma unroll
+    for (int k = WG_LB_K - 1; k >= 0; k--)
+      if (k <= top) mine = k == top ? v[k] : wg_combine(mine, v[k]);
+    const wg_acc window = wg_fold_tree(mine, last, lane);
     later = have_later ? wg_combine(window, later) : window;
     have_later = true;
     if (inclusive) break;
   }
   prefix = later;
 #else
-  __shared__ wg_acc walked[WG_LB_WINDOWS][32];
+  __shared__ wg_acc walked[WG_LB_WINDOWS][WG_LB_WINDOW];
   for (;;) {
     unsigned long long newest = tile - 1;
-    int w = 0;
+    int w = 0, first = WG_LB_K;
     unsigned inclusive = 0;
-    for (; w < WG_LB_WINDOWS; w++, newest -= 32) {
-      wg_acc v;
-      inclusive = wg_poll_window(t, newest, row_first, lane, &v);
-      walked[w][lane] = v;
+    for (; w < WG_LB_WINDOWS; w++, newest -= WG_LB_WINDOW) {
+      wg_acc v[WG_LB_K];
+      inclusive = wg_poll_window(t, newest, row_first, lane, v, &first);
+#pragma unroll
+      for (int k = 0; k < WG_LB_K; k++) walked[w][lane * WG_LB_K + k] = v[k];
       if (inclusive) break;
     }
     if (!inclusive) { /* too far back: the newer tiles will have one soon */
       __nanosleep(64u);
       continue;
     }
+    const int last = __ffs(inclusive) - 1;
+    const int at = last * WG_LB_K + __shfl_sync(WG_FULL, first, last);
     __syncwarp();
     wg_acc r = wg_identity();
     if (lane == 0) {
-      const int k = __ffs(inclusive) - 1;
-      r = walked[w][k];
-      for (int i = k - 1; i >= 0; i--) r = wg_combine(r, walked[w][i]);
+      r = walked[w][at];
+      for (int p = at - 1; p >= 0; p--) r = wg_combine(r, walked[w][p]);
       for (int ww = w - 1; ww >= 0; ww--)
 #pragma unroll 8
-        for (int i = 31; i >= 0; i--) r = wg_combine(r, walked[ww][i]);
+        for (int p = WG_LB_WINDOW - 1; p >= 0; p--) r = wg_combine(r, walked[ww][p]);
     }
     prefix = __shfl_sync(WG_FULL, r, 0);
     __syncwarp(); /* walked is written again by the next tile */
@@ -424,22 +514,71 @@ static __device__ __forceinline__ unsigned long long wg_tile_vector(int m) {
          (threadIdx.x & 31u);
 }
 
-static __device__ __forceinline__ void wg_tile_load(uint4 (&x)[WG_VPT], const wg_elem *in,
-                                                    unsigned long long tile,
-                                                    unsigned long long chunks,
-                                                    unsigned long long cols,
-                                                    unsigned long long in_stride) {
-  const unsigned long long row = tile / chunks, chunk = tile - row * chunks;
-  const wg_elem *p = in + row * in_stride;
-  const bool aligned = (unsigned long long)p % 16u == 0;
+/* 16-byte copies from global to shared memory that hold no registers
+ * while in flight (cp.async, sm_80 and newer; older GPUs load and store),
+ * and the wait for this thread's copies. */
+#ifndef WG_HOST_EMULATION
+static __device__ __forceinline__ void wg_copy16(uint4 *dst, const uint4 *src) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(
+                   (unsigned)__cvta_generic_to_shared(dst)),
+               "l"(src)
+               : "memory");
+#else
+  *dst = __ldg(src);
+#endif
+}
+static __device__ __forceinline__ void wg_copy_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+#endif
+
+/* The tile's raw vectors in shared memory, in tile order: registers would
+ * hold them through the look-back, and with them the blocks an SM can
+ * keep loading. A thread writes and reads only its own vectors. */
+#define WG_STAGE_VECTORS (WG_BLOCK * WG_VPT)
+
+/* A tile's loads into `stage` and the folds of its vectors (the tile's
+ * first element is e0), and its stores, `base` being what comes before
+ * each vector. Whole: the tile lies inside its row and both rows are
+ * 16-byte aligned (no test a vector). */
+template <bool Whole>
+static __device__ __forceinline__ void wg_tile_in(uint4 *stage, wg_acc (&totals)[WG_VPT],
+                                                  const wg_elem *p, unsigned long long e0,
+                                                  unsigned long long cols, bool aligned) {
+  if (Whole) {
+    const uint4 *src = (const uint4 *)(p + e0);
+#pragma unroll
+    for (int m = 0; m < WG_VPT; m++) wg_copy16(stage + wg_tile_vector(m), src + wg_tile_vector(m));
+    wg_copy_wait();
+  } else {
+#pragma unroll
+    for (int m = 0; m < WG_VPT; m++)
+      stage[wg_tile_vector(m)] = wg_load_vec(p, e0 + wg_tile_vector(m) * WG_VEC, cols, aligned);
+  }
 #pragma unroll
   for (int m = 0; m < WG_VPT; m++)
-    x[m] = wg_load_vec(p, chunk * WG_TILE + wg_tile_vector(m) * WG_VEC, cols, aligned);
+    totals[m] = wg_vec_total<Whole>(stage[wg_tile_vector(m)], e0 + wg_tile_vector(m) * WG_VEC,
+                                    cols);
+}
+
+template <bool Whole>
+static __device__ __forceinline__ void wg_tile_out(wg_out *q, unsigned long long e0,
+                                                   unsigned long long cols, bool aligned,
+                                                   wg_acc before, const wg_acc (&base)[WG_VPT],
+                                                   const uint4 *stage) {
+#pragma unroll
+  for (int m = 0; m < WG_VPT; m++)
+    wg_store_vec<Whole>(q, e0 + wg_tile_vector(m) * WG_VEC, cols, aligned,
+                        wg_combine(before, base[m]), stage[wg_tile_vector(m)]);
 }
 
 static __device__ __forceinline__ void wg_tiles(
     const wg_elem *in, wg_out *out, unsigned long long rows, unsigned long long cols,
     unsigned long long in_stride, unsigned long long out_stride, unsigned char *workspace) {
+  __shared__ __align__(16) uint4 stage[WG_STAGE_VECTORS];
   __shared__ wg_acc warp_totals[WG_BLOCK / 32];
   __shared__ wg_acc tile_prefix;
   __shared__ unsigned long long next_tile;
@@ -447,8 +586,8 @@ static __device__ __forceinline__ void wg_tiles(
   const unsigned long long chunks = cols / WG_TILE + (cols % WG_TILE != 0);
   const unsigned long long tiles = rows * chunks;
   const bool serial = workspace == nullptr; /* mode 1 */
-  /* A grid of fewer blocks than tiles loops, each block taking its next
-   * tile while it finishes this one; a grid of a block a tile takes one. */
+  /* A grid of fewer blocks than tiles loops (the host emulation's grids);
+   * the launcher gives a block a tile. */
   const bool persistent = gridDim.x < tiles;
   wg_statuses st = {};
   if (!serial) st = wg_statuses_at(workspace, tiles);
@@ -459,23 +598,25 @@ static __device__ __forceinline__ void wg_tiles(
     tile = next_tile;
     __syncthreads(); /* next_tile is written again below */
   }
-  uint4 x[WG_VPT];
-  if (tile < tiles) wg_tile_load(x, in, tile, chunks, cols, in_stride);
   wg_acc carry = wg_identity(); /* mode 1: the inclusive prefix so far */
   while (tile < tiles) {
-    /* The next tile's id is taken now, so its loads can be issued before
-     * this tile's look-back. */
-    if (!serial && persistent && threadIdx.x == 0) next_tile = atomicAdd(st.counter, 1u);
     const unsigned long long row = tile / chunks, chunk = tile - row * chunks;
-    wg_acc s[WG_VPT][WG_VEC], base[WG_VPT];
-#pragma unroll
-    for (int m = 0; m < WG_VPT; m++)
-      wg_vec_scan(x[m], chunk * WG_TILE + wg_tile_vector(m) * WG_VEC, cols, s[m]);
-    const wg_acc warp_total = wg_group_prefixes<32, WG_VPT>(s, base, lane);
+    const unsigned long long e0 = chunk * WG_TILE;
+    const wg_elem *p = in + row * in_stride;
+    wg_out *q = out + row * out_stride;
+    const bool load_aligned = (unsigned long long)p % 16u == 0;
+    const bool store_aligned = (unsigned long long)q % 16u == 0;
+    const bool whole = load_aligned && store_aligned && e0 + WG_TILE <= cols;
+    wg_acc totals[WG_VPT], base[WG_VPT];
+    if (whole) wg_tile_in<true>(stage, totals, p, e0, cols, true);
+    else wg_tile_in<false>(stage, totals, p, e0, cols, load_aligned);
+    const wg_acc warp_total = wg_group_prefixes<32, WG_VPT>(totals, base, lane);
     if (lane == 0) warp_totals[warp] = warp_total;
+    if (!serial && persistent && threadIdx.x == 0) next_tile = atomicAdd(st.counter, 1u);
     __syncthreads();
+    /* Read here: thread 0 writes next_tile again only after the barrier
+     * below. */
     const unsigned long long next = serial ? tile + 1 : persistent ? next_tile : tiles;
-    if (next < tiles) wg_tile_load(x, in, next, chunks, cols, in_stride);
     /* The warps before this one, and the whole tile, folded in order. */
     wg_acc before = wg_identity(), agg = warp_totals[0];
 #pragma unroll
@@ -496,12 +637,8 @@ static __device__ __forceinline__ void wg_tiles(
     __syncthreads(); /* tile_prefix is set; warp_totals may be written again */
     if (!serial) prefix = tile_prefix;
     const wg_acc block_before = wg_combine(prefix, before);
-    wg_out *q = out + row * out_stride;
-    const bool aligned = (unsigned long long)q % 16u == 0;
-#pragma unroll
-    for (int m = 0; m < WG_VPT; m++)
-      wg_store_vec(q, chunk * WG_TILE + wg_tile_vector(m) * WG_VEC, cols, aligned,
-                   wg_combine(block_before, base[m]), s[m]);
+    if (whole) wg_tile_out<true>(q, e0, cols, true, block_before, base, stage);
+    else wg_tile_out<false>(q, e0, cols, store_aligned, block_before, base, stage);
     tile = next;
   }
 }

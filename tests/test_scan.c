@@ -38,7 +38,7 @@
 #include <string.h>
 
 #define GUARD_BYTES 256
-#define TILE_VECTORS 1024u /* fam_scan.c: WG_SCAN_BLOCK * WG_SCAN_VPT */
+#define TILE_VECTORS 2048u /* fam_scan.c, tile_shape_for: whole arrays, 256 x 8 */
 
 static const wg_operator scan_ops[] = {WG_OP_SUM, WG_OP_PROD, WG_OP_MIN, WG_OP_MAX,
                                        WG_OP_AND, WG_OP_OR,   WG_OP_XOR};
@@ -206,12 +206,13 @@ static void check_case(wg_context *ctx, buffers *b, scan_case c, uint64_t seed, 
 /* --- whole arrays --------------------------------------------------------- */
 
 /* Sizes around every boundary of the array launch: vectors, tiles (one
- * block alone, two tiles, the look-back's windows of 32 tiles). */
+ * block alone, two tiles, the look-back's windows of 128 tiles); the
+ * millions of the big case pass 500 tiles, where the look-back sleeps. */
 static size_t array_sizes(wg_type t, uint64_t *n) {
   const uint64_t v = vec_of(t), T = tile_of(t);
   const uint64_t sizes[] = {0,     1,     2,         3,     v - 1,      v,
                             v + 1, 31,    33,        T - 1, T,          T + 1,
-                            2 * T - 1, 2 * T + 1, 3 * T + v + 1, 33 * T + 5, 70 * T - 3};
+                            2 * T - 1, 2 * T + 1, 3 * T + v + 1, 33 * T + 5, 129 * T + 5, 130 * T - 3};
   size_t k = 0;
   for (size_t i = 0; i < WG_COUNT_OF(sizes); i++)
     if (!quick() || sizes[i] <= 3 * T + v + 1) n[k++] = sizes[i];
@@ -223,7 +224,7 @@ START_TEST(array_every_type_and_operator) {
   wg_context *ctx = new_context();
   buffers b;
   const uint64_t big = quick() ? 3 * tile_of(t) : (1ull << 22) + 1000;
-  buffers_make(ctx, &b, (big + 2 * tile_of(t) * 70) * wg_types[t].size);
+  buffers_make(ctx, &b, (big + 2 * tile_of(t) * 130) * wg_types[t].size);
   uint64_t n[32];
   const size_t count = array_sizes(t, n);
   uint64_t seed = wg_test_seed() + 100u * (unsigned)t;

@@ -22,6 +22,7 @@
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
 #define __restrict__ __restrict
 struct emu_dim3 { unsigned x, y, z; };
 static thread_local emu_dim3 threadIdx;
@@ -32,8 +33,8 @@ template <class T> static inline T __ldg(const T *p) { return *p; }
 template <class T> static inline T __ldcg(const T *p) { return *p; }
 static inline void __stcs(uint4 *p, uint4 v) { *p = v; }
 static std::barrier<> *emu_block_bar;
-static std::barrier<> *emu_warp_bar[8];
-static uint64_t emu_slot[8][32];
+static std::barrier<> *emu_warp_bar[32]; /* up to 1024 threads a block */
+static uint64_t emu_slot[32][32];
 static inline unsigned emu_lane() { return threadIdx.x & 31u; }
 static inline unsigned emu_warp() { return threadIdx.x >> 5; }
 static inline void __syncthreads() { emu_block_bar->arrive_and_wait(); }
@@ -72,7 +73,10 @@ static inline unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetc
 static inline void wg_st_relaxed(unsigned long long *p, unsigned long long v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
 static inline unsigned long long wg_ld_relaxed(const unsigned long long *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 static inline void wg_st_release(unsigned *p, unsigned v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-static inline unsigned wg_ld_acquire(const unsigned *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline unsigned wg_ld_relaxed32(const unsigned *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+static inline void wg_copy16(uint4 *dst, const uint4 *src) { *dst = *src; }
+static inline void wg_copy_wait() {}
+static inline void wg_fence_acquire() { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
 static inline float __int_as_float(int x) { return emu_from<float>((uint32_t)x); }
 static inline float __uint_as_float(unsigned x) { return emu_from<float>(x); }
 static inline unsigned __float_as_uint(float x) { return (unsigned)emu_bits(x); }
