@@ -49,7 +49,13 @@ if [ -z "${WARPGEN_NVRTC:-}" ] && nvrtc_info | grep -q '^nvrtc at  (not found)';
   [ -n "$nvrtc" ] && export WARPGEN_NVRTC=$nvrtc
 fi
 if [ -f "$bin/nvrtc-id" ] && [ "$(nvrtc_info | sed -n 's/^nvrtc id  //p')" != "$(cat "$bin/nvrtc-id")" ]; then
-  echo "note: NVRTC here is not the one scan-cache.txz was made with: kernels compile here"
+  # The cache is keyed on the NVRTC that compiles: none of it serves here.
+  # test_scan would compile its few hundred kernels one by one (0.2-0.7 s
+  # each on the H200 machine, past test_scan's time limit), so they are
+  # compiled first on every core.
+  echo "note: NVRTC here is not the one scan-cache.txz was made with: compiling test_scan's kernels here"
+  "$bin/test_scan" --specs | sort -u | sed 's/$/ arch=sm_90/' |
+    xargs -P "$(nproc)" -d '\n' -I{} "$bin/warpgen" cubin "{}" -o /dev/null
 fi
 failed=0
 step() { echo; echo "=== $* ($(date +%T))"; }
@@ -92,9 +98,10 @@ step "compute-sanitizer memcheck, racecheck"
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ -x "$sanitizer" ]; then
   # One spec of each launch shape: one block (n <= a tile), look-back over
-  # packed (4-byte) and wide (8-byte) statuses in both modes (u64: more
-  # than 32 tiles, past one look-back window), short rows, tiles of few long
-  # rows, a warp per row of many long rows; rows = n / cols.
+  # packed (4-byte) and wide (8-byte) statuses in both modes, short rows,
+  # tiles of few long rows, a warp per row of many long rows; rows = n /
+  # cols; and (d) grids past 500 tiles, past the look-back's window of 128
+  # tiles, where it sleeps between polls.
   printf '%s\n' "scan-array f32 sum" "exscan-array i32 max deterministic=0" \
     "scan-array f64 sum" "exscan-array f16 sum deterministic=0" \
     "scan-array u64 xor deterministic=0" "exscan-rows f32 sum cols=37" \
@@ -103,11 +110,12 @@ if [ -x "$sanitizer" ]; then
     >"$out/sanitize-b"
   printf '%s\n' "scan-rows f32 sum cols=1100" "exscan-rows i32 sum cols=5000" \
     "scan-rows f64 max deterministic=0 cols=9000" >"$out/sanitize-c"
+  printf '%s\n' "scan-array f32 sum" "exscan-array f64 sum deterministic=0" >"$out/sanitize-d"
   for tool in memcheck racecheck; do
     log="$out/sanitize-$tool.log"
     : >"$log"
     rc=0
-    for run in "a 80001" "b 3000" "c 2200000"; do
+    for run in "a 80001" "b 3000" "c 2200000" "d 4200000"; do
       set -- $run
       "$sanitizer" --tool "$tool" --error-exitcode 9 --print-limit 20 \
         "$bin/warpgen" run --specs "$out/sanitize-$1" --n "$2" >>"$log" 2>&1 || rc=1
