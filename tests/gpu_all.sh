@@ -66,7 +66,12 @@ fi
 here_id=$(nvrtc_info | sed -n 's/^nvrtc id  //p')
 if [ -f "$bin/nvrtc-id" ] && [ "$here_id" != "$(cat "$bin/nvrtc-id")" ]; then
   echo "note: NVRTC here ($here_id) is not the one cache.tgz was built with" \
-       "($(cat "$bin/nvrtc-id")): every kernel compiles here"
+       "($(cat "$bin/nvrtc-id")): compiling test_reduce's kernels here on every core"
+  # Else test_reduce compiles its 889 kernels one by one. (With them
+  # compiled first it still ran past 240 s on the H200, 2026-12-02: its
+  # 300 s limit below may be short.)
+  "$bin/test_reduce" --specs | sort -u | sed 's/$/ arch=sm_90/' |
+    xargs -P "$(nproc)" -d '\n' -I{} "$bin/warpgen" cubin "{}" -o /dev/null
 fi
 step() { echo; echo "=== $* ($(date +%T))"; }
 
