@@ -4,7 +4,8 @@
 # between them) and checked output by output against a serial fold
 # (scan_harness.inc): every mode (a group of lanes per row, one block in
 # order, decoupled look-back across blocks), packed and wide statuses, both
-# determinism modes, more tiles than one look-back window, unaligned rows
+# determinism modes, more tiles than one look-back window (128 tiles: 1.06
+# million f32, 540000 f64), unaligned rows
 # and outputs, row gaps. No GPU needed; a few minutes on two cores.
 #
 # usage: tests/emulate/check_scan.sh [WARPGEN]   (default build/warpgen)
@@ -38,9 +39,9 @@ while IFS='|' read -r spec cases; do
     fi
   done
 done <<'CASES'
-scan-array f32 sum|1 1 1 1 1 1 0 0;1 4095 4095 4095 1 1 1 0;1 4097 4097 4097 1 1 0 0;1 20000 20000 20000 1 1 1 3;1 20000 20000 20000 2 3 0 0;1 9000 9000 9000 2 2 1 1
-exscan-array i32 max deterministic=0|1 16385 16385 16385 2 4 0 0;1 5 5 5 1 1 0 0
-scan-array f64 sum|1 30001 30001 30001 2 3 1 0;1 2048 2048 2048 1 1 0 0
+scan-array f32 sum|1 1065000 1065000 1065000 2 3 0 0;1 1 1 1 1 1 0 0;1 4095 4095 4095 1 1 1 0;1 4097 4097 4097 1 1 0 0;1 20000 20000 20000 1 1 1 3;1 20000 20000 20000 2 3 0 0;1 9000 9000 9000 2 2 1 1
+exscan-array i32 max deterministic=0|1 1065000 1065000 1065000 2 4 1 0;1 16385 16385 16385 2 4 0 0;1 5 5 5 1 1 0 0
+scan-array f64 sum|1 540000 540000 540000 2 3 0 1;1 30001 30001 30001 2 3 1 0;1 2048 2048 2048 1 1 0 0
 exscan-array u64 xor deterministic=0|1 72000 72000 72000 2 2 0 1
 scan-array i64 sum|1 72000 72000 72000 2 3 0 0
 scan-rows f32 sum cols=24|37 23 25 24 0 2 1 0;5 24 24 27 0 1 0 0
