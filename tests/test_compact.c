@@ -23,6 +23,7 @@
 #include "compact.h"
 #include "oracle.h"
 #include "support.h"
+#include "cuda_support.h"
 
 #include <check.h>
 #include <inttypes.h>
@@ -221,6 +222,100 @@ START_TEST(workspace_reuse) {
   const uint64_t sizes[] = {5000, 100, quick() ? 200000 : 40000000, 9000, 3, 300001};
   for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
     run_one(ctx, "compact f32 pred=\"x > 1\"", sizes[s], NULL, (run_opts){true, true, 0, 2});
+  wg_context_destroy(ctx);
+}
+END_TEST
+
+/* Compactions on four streams at once, queued behind a spin so that they
+ * start together (each stream its own workspace), then four of them
+ * captured in a graph and replayed twice beside eager calls on a second
+ * stream; fresh inputs each round, every output poisoned first and checked.
+ * A workspace shared across streams shows as wrong counts or order. */
+START_TEST(streams_and_graphs) {
+  wg_context *ctx = wg_test_context();
+  test_cuda cu;
+  test_cuda_open(ctx, &cu);
+  enum { JOBS = 8, STREAMS = 4 };
+  const uint64_t n = quick() ? 50000 : (1u << 21) + 77, size = 4;
+  wg_spec spec;
+  WG_TEST_OK(ctx, wg_spec_parse(ctx, &spec, "compact f32 pred=\"x > p0\" params=f32"));
+  wg_scalar p = {0};
+  uint64_t in, values, indices, counts;
+  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &in, JOBS * n * size));
+  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &values, JOBS * n * size));
+  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &indices, JOBS * n * 8));
+  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &counts, JOBS * 8));
+  unsigned char *host = malloc(JOBS * n * size), *keep = malloc(n);
+  unsigned char *got_values = malloc(JOBS * n * size);
+  int64_t *got_indices = malloc(JOBS * n * 8);
+  uint64_t got_counts[JOBS];
+  ck_assert(host && keep && got_values && got_indices);
+  CUstream streams[STREAMS];
+  for (int s = 0; s < STREAMS; s++) CU(cu.StreamCreate(&streams[s], CU_STREAM_NON_BLOCKING));
+  /* Job j compacts slice j: its input, values, indices and count. */
+#define JOB(j, stream)                                                                   \
+  do {                                                                                   \
+    const uint64_t in_j = in + (uint64_t)(j) * n * size;                                 \
+    WG_TEST_OK(ctx, wg_compact(ctx, &spec, &in_j, 1, n, &p, 1,                           \
+                               values + (uint64_t)(j) * n * size,                        \
+                               indices + (uint64_t)(j) * n * 8, counts + (uint64_t)(j) * 8, \
+                               (stream)));                                               \
+  } while (0)
+  for (int round = 0; round < 4; round++) {
+    p.f32 = round == 1 ? 9.5f : (float)round - 1.0f; /* 40-55 % kept; 3 % in round 1 */
+    for (int j = 0; j < JOBS; j++)
+      fill(WG_F32, host + (size_t)j * n * size, n, wg_test_seed() + 70000 + 100u * round + j);
+    WG_TEST_OK(ctx, wg_memcpy_htod(ctx, in, host, JOBS * n * size, NULL));
+    WG_TEST_OK(ctx, wg_memset_d8(ctx, values, POISON, JOBS * n * size, NULL));
+    WG_TEST_OK(ctx, wg_memset_d8(ctx, indices, POISON, JOBS * n * 8, NULL));
+    WG_TEST_OK(ctx, wg_memset_d8(ctx, counts, POISON, JOBS * 8, NULL));
+    WG_TEST_OK(ctx, wg_stream_sync(ctx, NULL));
+    if (round < 2) { /* eager, on four streams that start together */
+      for (int s = 0; s < STREAMS; s++) test_cuda_hold_stream(&cu, streams[s], 20);
+      for (int j = 0; j < JOBS; j++) JOB(j, streams[j % STREAMS]);
+    } else { /* jobs 0..3 captured on stream 0, 4..7 eager on stream 1 */
+      CUgraph graph;
+      CUgraphExec exec;
+      CU(cu.StreamBeginCapture(streams[0], CU_STREAM_CAPTURE_MODE_GLOBAL));
+      for (int j = 0; j < JOBS / 2; j++) JOB(j, streams[0]);
+      CU(cu.StreamEndCapture(streams[0], &graph));
+      CU(cu.GraphInstantiate(&exec, graph, 0));
+      for (int replay = 0; replay < 2; replay++) {
+        test_cuda_hold_stream(&cu, streams[1], 5);
+        CU(cu.GraphLaunch(exec, streams[0]));
+        for (int j = JOBS / 2; j < JOBS; j++) JOB(j, streams[1]);
+      }
+      CU(cu.api->CtxSynchronize());
+      CU(cu.GraphExecDestroy(exec));
+      CU(cu.GraphDestroy(graph));
+    }
+    CU(cu.api->CtxSynchronize());
+    WG_TEST_OK(ctx, wg_memcpy_dtoh(ctx, got_values, values, JOBS * n * size, NULL));
+    WG_TEST_OK(ctx, wg_memcpy_dtoh(ctx, got_indices, indices, JOBS * n * 8, NULL));
+    WG_TEST_OK(ctx, wg_memcpy_dtoh(ctx, got_counts, counts, JOBS * 8, NULL));
+    for (int j = 0; j < JOBS; j++) {
+      void *const one[1] = {host + (size_t)j * n * size};
+      keep_mask(ctx, &spec, one, n, &p, keep);
+      wg_oracle_report report;
+      wg_oracle_report_init(&report);
+      wg_oracle_compact_check(&report, WG_F32, one[0], n, keep,
+                              got_values + (size_t)j * n * size, got_indices + (size_t)j * n,
+                              got_counts[j], POISON);
+      ck_assert_msg(report.mismatches == 0, "round %d job %d: %" PRIu64 " wrong, first %s "
+                    "(seed 0x%016" PRIx64 ")", round, j, report.mismatches, report.first,
+                    wg_test_seed());
+    }
+  }
+#undef JOB
+  for (int s = 0; s < STREAMS; s++) CU(cu.StreamDestroy(streams[s]));
+  wg_mem_free(ctx, in);
+  wg_mem_free(ctx, values);
+  wg_mem_free(ctx, indices);
+  wg_mem_free(ctx, counts);
+  free(host);
+  free(keep);
+  free(got_values);
+  free(got_indices);
   wg_context_destroy(ctx);
 }
 END_TEST
@@ -437,6 +532,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, all_none_and_patterns);
     tcase_add_test(tc, outputs_alignment_inputs);
     tcase_add_test(tc, workspace_reuse);
+    tcase_add_test(tc, streams_and_graphs);
     tcase_add_test(tc, errors);
     tcase_add_test(tc, past_2_31_elements);
     suite_add_tcase(s, tc);

@@ -27,9 +27,9 @@
 #include "reduce.h"
 #include "oracle.h"
 #include "support.h"
+#include "cuda_support.h"
 
 #include <check.h>
-#include <dlfcn.h>
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
@@ -589,74 +589,6 @@ END_TEST
  * at a time (checked against the CPU reference); concurrent results must
  * be those bits exactly: wrong ones mean a shared workspace. */
 
-/* What the library's driver table lacks and the tests need. */
-typedef struct test_cuda {
-  const wg_driver_api *api;
-  CUresult (*StreamCreate)(CUstream *stream, unsigned int flags);
-  CUresult (*StreamDestroy)(CUstream stream);
-  CUresult (*StreamBeginCapture)(CUstream stream, CUstreamCaptureMode mode);
-  CUresult (*StreamEndCapture)(CUstream stream, CUgraph *graph);
-  CUresult (*GraphInstantiate)(CUgraphExec *exec, CUgraph graph,
-                               unsigned long long flags);
-  CUresult (*GraphLaunch)(CUgraphExec exec, CUstream stream);
-  CUresult (*GraphExecDestroy)(CUgraphExec exec);
-  CUresult (*GraphDestroy)(CUgraph graph);
-  CUfunction spin; /* spin(long long cycles): one thread, busy that long */
-} test_cuda;
-
-#define CU(call)                                                            \
-  do {                                                                      \
-    CUresult r_ = (call);                                                   \
-    ck_assert_msg(r_ == CUDA_SUCCESS, "%s: CUDA error %d", #call, (int)r_); \
-  } while (0)
-
-/* Sets up ctx's CUDA context, makes it current on this thread (so that the
- * streams made here belong to it) and loads the spin kernel. */
-static void test_cuda_open(wg_context *ctx, test_cuda *cu) {
-  memset(cu, 0, sizeof *cu);
-  wg_device_info info;
-  OK(ctx, wg_device_get_info(ctx, &info));
-  OK(ctx, wg_driver_load(ctx, &cu->api));
-  CU(cu->api->CtxPushCurrent(ctx->device->cu_context));
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  ck_assert(lib);
-  const struct {
-    void *fn;
-    const char *symbol;
-  } syms[] = {
-      {&cu->StreamCreate, "cuStreamCreate"},
-      {&cu->StreamDestroy, "cuStreamDestroy_v2"},
-      {&cu->StreamBeginCapture, "cuStreamBeginCapture_v2"},
-      {&cu->StreamEndCapture, "cuStreamEndCapture"},
-      {&cu->GraphInstantiate, "cuGraphInstantiateWithFlags"},
-      {&cu->GraphLaunch, "cuGraphLaunch"},
-      {&cu->GraphExecDestroy, "cuGraphExecDestroy"},
-      {&cu->GraphDestroy, "cuGraphDestroy"},
-  };
-  for (size_t i = 0; i < WG_COUNT_OF(syms); i++) {
-    *(void **)syms[i].fn = dlsym(lib, syms[i].symbol);
-    ck_assert_msg(*(void **)syms[i].fn, "libcuda.so.1 lacks %s", syms[i].symbol);
-  }
-  static const char spin_source[] =
-      "extern \"C\" __global__ void spin(long long cycles) {\n"
-      "  const long long start = clock64();\n"
-      "  while (clock64() - start < cycles) {}\n"
-      "}\n";
-  wg_binary bin;
-  OK(ctx, wg_compile(ctx, &bin, spin_source, "spin", info.arch));
-  CUmodule module;
-  CU(cu->api->ModuleLoadData(&module, bin.cubin));
-  wg_binary_free(&bin);
-  CU(cu->api->ModuleGetFunction(&cu->spin, module, "spin"));
-}
-
-/* Holds `stream` for about `ms` milliseconds (at up to 2 GHz). */
-static void hold_stream(test_cuda *cu, CUstream stream, double ms) {
-  long long cycles = (long long)(ms * 2e6);
-  void *params[] = {&cycles};
-  CU(cu->api->LaunchKernel(cu->spin, 1, 1, 1, 1, 1, 1, 0, stream, params, NULL));
-}
-
 /* One call: an f32 or i32 sum of an array, or an f32 sum of three split
  * rows; `slot` is its output's index (4 elements a slot). */
 typedef struct job {
@@ -768,7 +700,7 @@ START_TEST(streams_overlap) {
   for (int round = 0; round < 2; round++) {
     OK(ctx[0], wg_memset_d8(ctx[0], b.dev_out, 0xff, (size_t)count * SLOT_BYTES, NULL));
     OK(ctx[0], wg_stream_sync(ctx[0], NULL));
-    for (int s = 0; s < nstreams; s++) hold_stream(&cu, streams[s], 30);
+    for (int s = 0; s < nstreams; s++) test_cuda_hold_stream(&cu, streams[s], 30);
     /* Stream s gets jobs s, s + nstreams, ...: the streams' calls are
      * queued in turn, so they start together once the spins end. */
     for (int k = 0; k < per_stream; k++)
@@ -827,7 +759,7 @@ START_TEST(graph_capture_and_replay) {
     expected_bits(ctx, &b, expected, count, wg_test_seed() + 6000 + round);
     OK(ctx, wg_memset_d8(ctx, b.dev_out, 0xff, 3 * (size_t)count * SLOT_BYTES, NULL));
     OK(ctx, wg_stream_sync(ctx, NULL));
-    for (int s = 0; s < 3; s++) hold_stream(&cu, streams[s], 20);
+    for (int s = 0; s < 3; s++) test_cuda_hold_stream(&cu, streams[s], 20);
     CU(cu.GraphLaunch(exec[0], streams[0]));
     CU(cu.GraphLaunch(exec[1], streams[1]));
     for (int j = 0; j < count; j++)

@@ -28,9 +28,9 @@
 #include "internal.h"
 #include "oracle.h"
 #include "support.h"
+#include "cuda_support.h"
 
 #include <check.h>
-#include <dlfcn.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -544,51 +544,6 @@ START_TEST(expressions_combine_and_map) {
 END_TEST
 
 /* --- streams and graphs ------------------------------------------------------- */
-
-typedef struct test_cuda {
-  const wg_driver_api *api;
-  CUresult (*StreamCreate)(CUstream *stream, unsigned int flags);
-  CUresult (*StreamDestroy)(CUstream stream);
-  CUresult (*StreamBeginCapture)(CUstream stream, CUstreamCaptureMode mode);
-  CUresult (*StreamEndCapture)(CUstream stream, CUgraph *graph);
-  CUresult (*GraphInstantiate)(CUgraphExec *exec, CUgraph graph, unsigned long long flags);
-  CUresult (*GraphLaunch)(CUgraphExec exec, CUstream stream);
-  CUresult (*GraphExecDestroy)(CUgraphExec exec);
-  CUresult (*GraphDestroy)(CUgraph graph);
-} test_cuda;
-
-#define CU(call)                                                            \
-  do {                                                                      \
-    CUresult r_ = (call);                                                   \
-    ck_assert_msg(r_ == CUDA_SUCCESS, "%s: CUDA error %d", #call, (int)r_); \
-  } while (0)
-
-static void test_cuda_open(wg_context *ctx, test_cuda *cu) {
-  memset(cu, 0, sizeof *cu);
-  wg_device_info info;
-  OK(ctx, wg_device_get_info(ctx, &info));
-  OK(ctx, wg_driver_load(ctx, &cu->api));
-  CU(cu->api->CtxPushCurrent(ctx->device->cu_context));
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  ck_assert(lib);
-  const struct {
-    void *fn;
-    const char *symbol;
-  } syms[] = {
-      {&cu->StreamCreate, "cuStreamCreate"},
-      {&cu->StreamDestroy, "cuStreamDestroy_v2"},
-      {&cu->StreamBeginCapture, "cuStreamBeginCapture_v2"},
-      {&cu->StreamEndCapture, "cuStreamEndCapture"},
-      {&cu->GraphInstantiate, "cuGraphInstantiateWithFlags"},
-      {&cu->GraphLaunch, "cuGraphLaunch"},
-      {&cu->GraphExecDestroy, "cuGraphExecDestroy"},
-      {&cu->GraphDestroy, "cuGraphDestroy"},
-  };
-  for (size_t i = 0; i < WG_COUNT_OF(syms); i++) {
-    *(void **)syms[i].fn = dlsym(lib, syms[i].symbol);
-    ck_assert_msg(*(void **)syms[i].fn, "libcuda.so.1 lacks %s", syms[i].symbol);
-  }
-}
 
 /* Scans on four streams at once (each its own workspace, grown by the
  * first large call), then the same calls captured in a graph and replayed

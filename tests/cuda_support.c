@@ -1,0 +1,56 @@
+/*
+ * cuda_support.c - streams, graphs and a stream-holding kernel for the GPU
+ * suites (cuda_support.h says what each call does).
+ */
+#include "cuda_support.h"
+
+#include "internal.h"
+#include "support.h"
+
+#include <check.h>
+#include <dlfcn.h>
+#include <string.h>
+
+void test_cuda_open(wg_context *ctx, test_cuda *cu) {
+  memset(cu, 0, sizeof *cu);
+  wg_device_info info;
+  WG_TEST_OK(ctx, wg_device_get_info(ctx, &info));
+  WG_TEST_OK(ctx, wg_driver_load(ctx, &cu->api));
+  CU(cu->api->CtxPushCurrent(ctx->device->cu_context));
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  ck_assert(lib);
+  const struct {
+    void *fn;
+    const char *symbol;
+  } syms[] = {
+      {&cu->StreamCreate, "cuStreamCreate"},
+      {&cu->StreamDestroy, "cuStreamDestroy_v2"},
+      {&cu->StreamBeginCapture, "cuStreamBeginCapture_v2"},
+      {&cu->StreamEndCapture, "cuStreamEndCapture"},
+      {&cu->GraphInstantiate, "cuGraphInstantiateWithFlags"},
+      {&cu->GraphLaunch, "cuGraphLaunch"},
+      {&cu->GraphExecDestroy, "cuGraphExecDestroy"},
+      {&cu->GraphDestroy, "cuGraphDestroy"},
+  };
+  for (size_t i = 0; i < WG_COUNT_OF(syms); i++) {
+    *(void **)syms[i].fn = dlsym(lib, syms[i].symbol);
+    ck_assert_msg(*(void **)syms[i].fn, "libcuda.so.1 lacks %s", syms[i].symbol);
+  }
+  static const char spin_source[] =
+      "extern \"C\" __global__ void spin(long long cycles) {\n"
+      "  const long long start = clock64();\n"
+      "  while (clock64() - start < cycles) {}\n"
+      "}\n";
+  wg_binary bin;
+  WG_TEST_OK(ctx, wg_compile(ctx, &bin, spin_source, "spin", info.arch));
+  CUmodule module;
+  CU(cu->api->ModuleLoadData(&module, bin.cubin));
+  wg_binary_free(&bin);
+  CU(cu->api->ModuleGetFunction(&cu->spin, module, "spin"));
+}
+
+void test_cuda_hold_stream(test_cuda *cu, CUstream stream, double ms) {
+  long long cycles = (long long)(ms * 2e6);
+  void *params[] = {&cycles};
+  CU(cu->api->LaunchKernel(cu->spin, 1, 1, 1, 1, 1, 1, 0, stream, params, NULL));
+}
