@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define GUARD_BYTES 256
 #define TILE_VECTORS 2048u /* fam_scan.c, tile_shape_for: whole arrays, 256 x 8 */
@@ -757,11 +758,13 @@ static void print_one(const wg_spec *s, void *arg) {
 typedef struct compile_run {
   int arch;
   int count, failed;
+  unsigned seen, every, offset; /* compile spec k when k % every == offset */
   char first[1400];
 } compile_run;
 
 static void compile_one(const wg_spec *s, void *arg) {
   compile_run *run = arg;
+  if (run->seen++ % run->every != run->offset) return;
   wg_context *ctx = NULL;
   if (wg_context_create(&ctx, NULL) != WG_OK) {
     run->failed++;
@@ -819,13 +822,24 @@ static int precompile_main(int arch) {
   return 0;
 }
 
+/* WARPGEN_NVRTC_EVERY=K compiles every K-th spec of the list, as
+ * test_nvrtc does (tools/test.sh: a third in its first pass, a 16th in the
+ * sanitizer pass), the K-th picked by WARPGEN_NVRTC_OFFSET or else by the
+ * day, so that daily runs cover the whole list. */
 static int nvrtc_main(int arch) {
-  compile_run run = {arch, 0, 0, ""};
-  const bool every = env_is("WARPGEN_SCAN_ALL", "1");
-  each_spec(every, compile_one, &run);
-  printf("scan nvrtc sm_%d: %d specs (%s), %d failed%s%s\n", arch, run.count,
-         every ? "every shape" : "a sample; WARPGEN_SCAN_ALL=1 for every shape", run.failed,
-         run.failed ? ": first " : "", run.first);
+  const char *every_text = getenv("WARPGEN_NVRTC_EVERY");
+  const char *offset_text = getenv("WARPGEN_NVRTC_OFFSET");
+  const unsigned every = every_text && atoi(every_text) > 0 ? (unsigned)atoi(every_text) : 1;
+  const unsigned offset = (unsigned)((offset_text && atoi(offset_text) >= 0
+                                          ? (unsigned long long)atoi(offset_text)
+                                          : (unsigned long long)(time(NULL) / 86400)) %
+                                     every);
+  compile_run run = {arch, 0, 0, 0, every, offset, ""};
+  const bool all = env_is("WARPGEN_SCAN_ALL", "1");
+  each_spec(all, compile_one, &run);
+  printf("scan nvrtc sm_%d: %d specs (%s; 1 in %u, offset %u), %d failed%s%s\n", arch,
+         run.count, all ? "every shape" : "a sample; WARPGEN_SCAN_ALL=1 for every shape",
+         every, offset, run.failed, run.failed ? ": first " : "", run.first);
   return run.failed ? 1 : 0;
 }
 
