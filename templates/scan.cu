@@ -94,14 +94,11 @@ static __device__ __forceinline__ wg_out wg_out_of(wg_acc r) {
 }
 
 /* Vector e0 / WG_VEC of a row of `cols` elements at p: one 16-byte load,
- * or element by element at the row's end or when p is not aligned. Whole:
- * the caller knows the vector is aligned and inside the row (no test, so
- * no per-vector state held in registers). */
-template <bool Whole = false>
+ * or element by element at the row's end or when p is not aligned. */
 static __device__ __forceinline__ uint4 wg_load_vec(const wg_elem *p, unsigned long long e0,
                                                     unsigned long long cols, bool aligned) {
   wg_vec16 u;
-  if (Whole || (aligned && e0 + WG_VEC <= cols)) {
+  if (aligned && e0 + WG_VEC <= cols) {
     u.raw = __ldg((const uint4 *)(p + e0));
   } else {
     u.raw = make_uint4(0u, 0u, 0u, 0u);
@@ -183,9 +180,9 @@ static __device__ __forceinline__ wg_acc wg_group_inclusive(wg_acc v, unsigned g
 }
 
 /* A group of G lanes holding V vectors each, vector m of lane glane being
- * the group's (m * G + glane)-th and totals[m] its fold: base[m] gets what comes before that
- * vector within the group's V * G vectors (the identity for the first);
- * returns their total. Every lane of the warp takes part. */
+ * the group's (m * G + glane)-th and totals[m] its fold: base[m] gets what
+ * comes before that vector within the group's V * G vectors (the identity
+ * for the first); returns their total. Every lane of the warp takes part. */
 template <int G, int V>
 static __device__ __forceinline__ wg_acc wg_group_prefixes(const wg_acc (&totals)[V],
                                                            wg_acc (&base)[V],
@@ -551,7 +548,8 @@ static __device__ __forceinline__ void wg_tile_in(uint4 *stage, wg_acc (&totals)
   if (Whole) {
     const uint4 *src = (const uint4 *)(p + e0);
 #pragma unroll
-    for (int m = 0; m < WG_VPT; m++) wg_copy16(stage + wg_tile_vector(m), src + wg_tile_vector(m));
+    for (int m = 0; m < WG_VPT; m++)
+      wg_copy16(stage + wg_tile_vector(m), src + wg_tile_vector(m));
     wg_copy_wait();
   } else {
 #pragma unroll

@@ -211,9 +211,10 @@ static void check_case(wg_context *ctx, buffers *b, scan_case c, uint64_t seed, 
  * millions of the big case pass 500 tiles, where the look-back sleeps. */
 static size_t array_sizes(wg_type t, uint64_t *n) {
   const uint64_t v = vec_of(t), T = tile_of(t);
-  const uint64_t sizes[] = {0,     1,     2,         3,     v - 1,      v,
-                            v + 1, 31,    33,        T - 1, T,          T + 1,
-                            2 * T - 1, 2 * T + 1, 3 * T + v + 1, 33 * T + 5, 129 * T + 5, 130 * T - 3};
+  const uint64_t sizes[] = {0,         1,         2,           3,          v - 1,
+                            v,         v + 1,     31,          33,         T - 1,
+                            T,         T + 1,     2 * T - 1,   2 * T + 1,  3 * T + v + 1,
+                            33 * T + 5, 129 * T + 5, 130 * T - 3};
   size_t k = 0;
   for (size_t i = 0; i < WG_COUNT_OF(sizes); i++)
     if (!quick() || sizes[i] <= 3 * T + v + 1) n[k++] = sizes[i];
