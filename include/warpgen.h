@@ -919,14 +919,18 @@ WG_API int wg_histogram(wg_context *ctx, const wg_spec *spec, uint64_t in, uint6
  *   out_indices  their indices, as int64, or 0: not wanted
  *   out_count    one uint64: how many were kept (0 for n == 0), written
  *                on the device; never 0
- * Elements past the count are left as they were.
+ * Elements past the count are left as they were. No output may overlap
+ * an input or another output (not in place: the kernel reads kept values
+ * again from the input after other tiles have written); such a call is
+ * WG_EINVAL.
  *
- * The method: one launch, tiles of 256 threads x 64 bytes a thread taken
- * in order from an atomic ticket; each warp ballots the predicate and
- * counts with __popc, the block scans its warps' counts, and a decoupled
- * look-back over the earlier tiles' counts gives the tile its place in the
- * output (counts are integers, so the result is the same on every run).
- * Asynchronous on stream; nothing waits on the host.
+ * The method: one launch, tiles of 256 threads x 128 bytes a thread (64
+ * for f16 and bf16) taken in order from an atomic ticket; each warp
+ * ballots the predicate and counts with __popc, the block scans its warps'
+ * counts, and a decoupled look-back over the earlier tiles' counts gives
+ * the tile its place in the output (counts are integers, so the result is
+ * the same on every run). Asynchronous on stream; nothing waits on the
+ * host.
  *
  * Workspace: a launch of more than one tile needs 8 bytes a tile after a
  * reduction's workspace (see wg_reduce), taken from the same per-stream
@@ -937,7 +941,8 @@ WG_API int wg_histogram(wg_context *ctx, const wg_spec *spec, uint64_t in, uint6
  * for the next launch with no memset.
  *
  * Errors: WG_EINVAL for NULL ctx/spec/inputs/out_count, a spec of another
- * primitive, a count of inputs or params that does not match the spec;
+ * primitive, a count of inputs or params that does not match the spec,
+ * overlapping buffers;
  * WG_ESPEC for an invalid spec; WG_EALIGN / WG_ERANGE for pointers that
  * are not aligned to their element or buffers that would wrap; the spec is
  * read during the call only. Streams and graphs as wg_reduce. */

@@ -23,18 +23,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Threads a block and 16-byte vectors a thread a tile: the template is
- * compiled for exactly these (it asserts UNROLL * BLOCK / 32 == 32). */
+/* Threads a block: the template is compiled for exactly this. */
 #define WG_COMPACT_BLOCK 256u
-#define WG_COMPACT_UNROLL 4u
 /* gridDim.x may not exceed this. */
 #define WG_COMPACT_MAX_TILES 0x7fffffffull
 /* The workspace's own part: ticket and counter, then a word a tile. */
 #define WG_COMPACT_HEADER_BYTES 16u
 
+/* The kernel's shape (templates/compact.cu says what each knob does),
+ * from a sweep on the H200 at 2^28 f32 (docs/compact-design.md): tiles of
+ * 32 KiB, five blocks an SM, 2 words a lane a poll, and for big grids a
+ * 1 us sleep before the first poll and 400 ns between polls. 16-bit
+ * elements take 16 KiB tiles, since a thread's kept bits fit one word. */
+typedef struct compact_shape {
+  unsigned unroll;     /* 16-byte vectors a thread a tile */
+  unsigned min_blocks; /* blocks an SM, for __launch_bounds__ */
+  unsigned lb_k, lb_first_sleep, lb_sleep, lb_spins; /* the look-back */
+} compact_shape;
+
+static compact_shape compact_shape_for(wg_type type) {
+  const unsigned unroll = wg_types[type].size == 2 ? 4u : 8u;
+  return (compact_shape){unroll, 5, 2, 1000, 400, 0};
+}
+
 /* Elements a tile of a spec of `type`. */
 static uint64_t tile_elements(wg_type type) {
-  return (uint64_t)WG_COMPACT_BLOCK * WG_COMPACT_UNROLL * (16u / wg_types[type].size);
+  return (uint64_t)WG_COMPACT_BLOCK * compact_shape_for(type).unroll *
+         (16u / wg_types[type].size);
 }
 
 /* --- the family ----------------------------------------------------------- */
@@ -107,7 +122,7 @@ static int compact_source(wg_context *ctx, wg_buf *out, const wg_spec *s) {
   bare.map = NULL;
   bare.ninputs = 1;
   bare.nparams = 0;
-  char kernel[128], block[16], unroll[16];
+  char kernel[128];
   /* The spec's whole text: a predicate may make it long. */
   const int len = wg_spec_format(NULL, 0, s);
   char *spec_text = len > 0 ? malloc((size_t)len + 1) : NULL;
@@ -128,13 +143,18 @@ static int compact_source(wg_context *ctx, wg_buf *out, const wg_spec *s) {
   if (!rc && (prelude.failed || predicate.failed))
     rc = wg_fail(ctx, WG_ENOMEM, "out of memory");
   if (!rc) {
-    snprintf(block, sizeof block, "%u", WG_COMPACT_BLOCK);
-    snprintf(unroll, sizeof unroll, "%u", WG_COMPACT_UNROLL);
+    const compact_shape c = compact_shape_for(s->type);
+    char num[7][16];
+    const unsigned nums[] = {WG_COMPACT_BLOCK, c.unroll, c.min_blocks, c.lb_k,
+                             c.lb_first_sleep, c.lb_sleep, c.lb_spins};
+    for (int i = 0; i < 7; i++) snprintf(num[i], sizeof num[i], "%u", nums[i]);
     const wg_template_var vars[] = {
-      {"spec", spec_text}, {"version", WG_VERSION_STRING},
+      {"spec", spec_text},       {"version", WG_VERSION_STRING},
       {"prelude", prelude.data}, {"predicate", predicate.data},
-      {"kernel", kernel},       {"block", block},
-      {"unroll", unroll},
+      {"kernel", kernel},        {"block", num[0]},
+      {"unroll", num[1]},        {"min_blocks", num[2]},
+      {"lb_k", num[3]},          {"lb_first_sleep", num[4]},
+      {"lb_sleep", num[5]},      {"lb_spins", num[6]},
     };
     rc = wg_template_render(ctx, out, "compact.cu", vars, WG_COUNT_OF(vars));
   }
@@ -151,6 +171,12 @@ const wg_family wg_family_compact = {
 };
 
 /* --- the call ------------------------------------------------------------- */
+
+/* Do the byte ranges [a, a + na) and [b, b + nb) share a byte? (The
+ * buffers were checked not to wrap.) */
+static bool ranges_overlap(uint64_t a, uint64_t na, uint64_t b, uint64_t nb) {
+  return na && nb && a < b + nb && b < a + na;
+}
 
 /* The spec, inputs, parameters and outputs of a call, checked. */
 static int compact_args(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
@@ -190,7 +216,27 @@ static int compact_args(wg_context *ctx, const wg_spec *spec, const uint64_t *in
   if (out_indices &&
       (rc = wg_check_device_buffer(ctx, "out_indices", out_indices, n, 8)))
     return rc;
-  return wg_check_device_buffer(ctx, "out_count", out_count, 1, 8);
+  if ((rc = wg_check_device_buffer(ctx, "out_count", out_count, 1, 8))) return rc;
+  /* The kernel reads kept values again from the inputs after other tiles
+   * have written: no output may overlap an input, nor another output. */
+  const struct { const char *name; uint64_t at, bytes; } outs[] = {
+    {"out_values", out_values, out_values ? n * wg_types[spec->type].size : 0},
+    {"out_indices", out_indices, out_indices ? n * 8 : 0},
+    {"out_count", out_count, 8},
+  };
+  for (size_t o = 0; o < WG_COUNT_OF(outs); o++) {
+    for (size_t k = 0; k < want; k++) {
+      const uint64_t bytes = n * wg_types[k ? spec->inputs[k] : spec->type].size;
+      if (ranges_overlap(outs[o].at, outs[o].bytes, inputs[k], bytes))
+        return wg_fail(ctx, WG_EINVAL, "wg_compact: %s overlaps input %zu (compaction "
+                       "is not done in place)", outs[o].name, k);
+    }
+    for (size_t p = o + 1; p < WG_COUNT_OF(outs); p++)
+      if (ranges_overlap(outs[o].at, outs[o].bytes, outs[p].at, outs[p].bytes))
+        return wg_fail(ctx, WG_EINVAL, "wg_compact: %s overlaps %s", outs[o].name,
+                       outs[p].name);
+  }
+  return WG_OK;
 }
 
 int wg_compact(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,

@@ -14,12 +14,19 @@
  *    the warp's kept elements; one warp scans the block's
  *    WG_UNROLL x (WG_BLOCK / 32) warp counts.
  *  - Tiles are taken in order from an atomic ticket, so every earlier tile
- *    has started: the tile publishes its count, then looks back over the
- *    earlier tiles' words (a warp reads 32 at a time) until it meets one
- *    that holds an inclusive prefix, and publishes its own. Counts are
- *    integers, so the result is the same on every run.
- *  - The kept elements are staged in shared memory in order and written
- *    with consecutive threads on consecutive elements.
+ *    has started: the tile publishes its count as soon as it is known,
+ *    then looks back over the earlier tiles' words until it meets one that
+ *    holds an inclusive prefix, and publishes its own. A lane polls
+ *    WG_LB_K words at once, so a window of 32 x WG_LB_K tiles costs one L2
+ *    round trip. Counts are integers, so the result is the same on every
+ *    run.
+ *  - The offsets of the kept elements are staged in shared memory in
+ *    order; consecutive threads then write consecutive kept elements,
+ *    reading each value again from the input, from L2, where the tile's
+ *    load left it a few microseconds before. A tile's shared memory is
+ *    then 2 bytes an element, which lets 32 KiB tiles keep five blocks an
+ *    SM (staging the values too held 16 KiB tiles to six, at 0.8x the
+ *    speed). So no output may overlap an input (the call checks).
  *  - The last tile writes the count. The last tile to finish (a counter)
  *    zeroes the ticket, the counter and the tile words, so the next launch
  *    on this workspace needs no memset.
@@ -27,10 +34,28 @@
 ${prelude}
 #define WG_BLOCK ${block}   /* threads a block; launches use exactly this */
 #define WG_UNROLL ${unroll} /* 16-byte vectors a thread a tile */
+/* Blocks an SM must hold (__launch_bounds__): enough tiles' loads in
+ * flight on every SM. */
+#define WG_MIN_BLOCKS ${min_blocks}
+/* The look-back: WG_LB_K words a lane a poll. In grids of at least
+ * WG_LB_PATIENT_GRID tiles warp 0 sleeps WG_LB_FIRST_SLEEP ns after
+ * publishing its count, before its first poll (its predecessors are still
+ * busy: early polls only load the L2 every block streams through), and
+ * WG_LB_SLEEP ns between polls after WG_LB_SPINS of them; smaller grids,
+ * whose latency is the whole call, spin (32 ns sleeps after 8 polls). */
+#define WG_LB_PATIENT_GRID 500u
+#define WG_LB_K ${lb_k}
+#define WG_LB_FIRST_SLEEP ${lb_first_sleep}
+#define WG_LB_SLEEP ${lb_sleep}
+#define WG_LB_SPINS ${lb_spins}
+#define WG_LB_WINDOW (32 * WG_LB_K)
 #define WG_VEC ((int)(16 / sizeof(wg_elem)))
 #define WG_TILE (WG_BLOCK * WG_UNROLL * WG_VEC) /* elements a tile */
 #define WG_WARPS (WG_BLOCK / 32)
-static_assert(WG_UNROLL * WG_WARPS == 32, "one warp scans the warp counts");
+#define WG_COUNTS (WG_UNROLL * WG_WARPS)       /* warp counts a tile */
+#define WG_COUNTS_A_LANE (WG_COUNTS / 32)      /* of them, a lane of warp 0 scans */
+#define WG_FULL 0xffffffffu
+static_assert(WG_COUNTS % 32 == 0 && WG_COUNTS_A_LANE <= 4, "warp 0 scans the warp counts");
 static_assert(WG_UNROLL * WG_VEC <= 32, "a thread's kept bits fit one word");
 static_assert(WG_TILE <= 65536, "tile offsets fit 16 bits");
 #define WG_FLAG_AGGREGATE (1ull << 62) /* the word holds the tile's count */
@@ -51,34 +76,56 @@ static __device__ __forceinline__ void wg_word_store(unsigned long long *p, unsi
 
 static __device__ __forceinline__ unsigned long long wg_warp_sum(unsigned long long v) {
 #pragma unroll
-  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(WG_FULL, v, o);
   return v;
 }
 
-/* The count of the tiles before `tile`: warp 0 of the block reads their
- * words 32 at a time (lane l: tile - 1 - l), waits until none is empty,
- * and adds counts down to the nearest inclusive prefix. */
+/* The count of the tiles before `tile`, in warp 0: a window of
+ * WG_LB_WINDOW words back from `newest` (lane l polls positions
+ * l * WG_LB_K + k, tile newest - position), waited on until none is empty,
+ * then counts summed down to the nearest inclusive prefix, or the whole
+ * window and on to the next. Before tile 0 there is nothing: such
+ * positions read as an inclusive 0. Every word before an inclusive one is
+ * non-empty, so a wait ends. */
 static __device__ __forceinline__ unsigned long long wg_look_back(
     const unsigned long long *words, unsigned long long tile, unsigned lane) {
+  const bool patient = gridDim.x >= WG_LB_PATIENT_GRID;
+  if (WG_LB_FIRST_SLEEP && patient) __nanosleep(WG_LB_FIRST_SLEEP);
   unsigned long long before = 0;
-  long long last = (long long)tile - 1;
-  for (;;) {
-    const long long at = last - (long long)lane;
-    unsigned long long w = WG_FLAG_INCLUSIVE; /* before tile 0: nothing */
-    if (at >= 0) {
-      w = wg_word_load(words + at);
-      for (int spins = 0; (w >> 62) == 0; spins++) {
-        if (spins > 4) __nanosleep(64);
-        w = wg_word_load(words + at);
-      }
+  for (long long newest = (long long)tile - 1;; newest -= WG_LB_WINDOW) {
+    unsigned long long w[WG_LB_K];
+#pragma unroll
+    for (int k = 0; k < WG_LB_K; k++) {
+      const long long at = newest - (long long)(lane * WG_LB_K + k);
+      w[k] = at >= 0 ? wg_word_load(words + at) : WG_FLAG_INCLUSIVE;
     }
-    const unsigned inclusive = __ballot_sync(0xffffffffu, (w >> 62) == 2u);
-    if (inclusive) {
-      const unsigned first = (unsigned)__ffs(inclusive) - 1u;
-      return before + wg_warp_sum(lane <= first ? (w & WG_VALUE_MASK) : 0ull);
+    for (unsigned spins = 0;; spins++) {
+      bool empty = false;
+#pragma unroll
+      for (int k = 0; k < WG_LB_K; k++) empty = empty || (w[k] >> 62) == 0;
+      if (!empty) break;
+      if (spins >= (patient ? WG_LB_SPINS : 8u)) __nanosleep(patient ? WG_LB_SLEEP : 32u);
+#pragma unroll
+      for (int k = 0; k < WG_LB_K; k++)
+        if ((w[k] >> 62) == 0)
+          w[k] = wg_word_load(words + (newest - (long long)(lane * WG_LB_K + k)));
     }
-    before += wg_warp_sum(w & WG_VALUE_MASK);
-    last -= 32;
+    /* The nearest inclusive word: the lowest lane that has one, and its
+     * lowest k. */
+    int first = WG_LB_K;
+#pragma unroll
+    for (int k = WG_LB_K - 1; k >= 0; k--)
+      if ((w[k] >> 62) == 2u) first = k;
+    const unsigned inclusive = __ballot_sync(WG_FULL, first < WG_LB_K);
+    const unsigned last = inclusive ? (unsigned)__ffs(inclusive) - 1u : 31u;
+    const int top = inclusive ? (int)(last * WG_LB_K) + __shfl_sync(WG_FULL, first, last)
+                              : WG_LB_WINDOW - 1;
+    unsigned long long sum = 0;
+#pragma unroll
+    for (int k = 0; k < WG_LB_K; k++)
+      if ((int)(lane * WG_LB_K + k) <= top) sum += w[k] & WG_VALUE_MASK;
+    before += wg_warp_sum(sum);
+    if (inclusive) return before;
   }
 }
 
@@ -88,7 +135,7 @@ union wg_vec16 {
   wg_elem e[WG_VEC];
 };
 
-extern "C" __global__ void __launch_bounds__(WG_BLOCK, 6)
+extern "C" __global__ void __launch_bounds__(WG_BLOCK, WG_MIN_BLOCKS)
 ${kernel}(const wg_inputs in, unsigned long long n, wg_elem *__restrict__ out_values,
     long long *__restrict__ out_indices, unsigned long long *__restrict__ out_count,
     const wg_params params, unsigned char *workspace)
@@ -99,16 +146,16 @@ ${kernel}(const wg_inputs in, unsigned long long n, wg_elem *__restrict__ out_va
   unsigned int *const finished = ticket + 1;
   unsigned long long *const words = (unsigned long long *)(workspace + 16);
 
-  __shared__ wg_elem stage_values[WG_TILE];
   __shared__ unsigned short stage_offsets[WG_TILE];
-  __shared__ unsigned warp_offsets[32];
+  __shared__ unsigned warp_offsets[WG_COUNTS];
   __shared__ unsigned long long tile_first; /* the tile's place in the output */
   __shared__ unsigned tile_kept;
   __shared__ unsigned long long shared_tile;
   __shared__ bool last_to_finish;
 
   const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-  if (threadIdx.x == 0) shared_tile = gridDim.x == 1 ? 0ull : (unsigned long long)atomicAdd(ticket, 1u);
+  if (threadIdx.x == 0)
+    shared_tile = gridDim.x == 1 ? 0ull : (unsigned long long)atomicAdd(ticket, 1u);
   __syncthreads();
   const unsigned long long tile = shared_tile;
   const unsigned long long base = tile * (unsigned long long)WG_TILE;
@@ -151,7 +198,7 @@ ${kernel}(const wg_inputs in, unsigned long long n, wg_elem *__restrict__ out_va
     unsigned lower = 0, total = 0;
 #pragma unroll
     for (int j = 0; j < WG_VEC; j++) {
-      const unsigned b = __ballot_sync(0xffffffffu, (keep >> (u * WG_VEC + j)) & 1u);
+      const unsigned b = __ballot_sync(WG_FULL, (keep >> (u * WG_VEC + j)) & 1u);
       lower += __popc(b & below);
       total += __popc(b);
     }
@@ -159,45 +206,57 @@ ${kernel}(const wg_inputs in, unsigned long long n, wg_elem *__restrict__ out_va
     if (lane == 0) warp_offsets[u * WG_WARPS + warp] = total;
   }
   __syncthreads();
-  /* One warp scans the 32 warp counts in tile order (u, then warp). */
+  /* Warp 0 scans the warp counts in tile order (u, then warp), lane l
+   * those from l * WG_COUNTS_A_LANE, and publishes the tile's count at
+   * once, so that later tiles can count past it. */
   if (warp == 0) {
-    const unsigned c = warp_offsets[lane];
-    unsigned s = c;
+    unsigned c[WG_COUNTS_A_LANE], mine = 0;
+#pragma unroll
+    for (int q = 0; q < WG_COUNTS_A_LANE; q++) {
+      c[q] = warp_offsets[lane * WG_COUNTS_A_LANE + q];
+      mine += c[q];
+    }
+    unsigned s = mine;
 #pragma unroll
     for (int o = 1; o < 32; o *= 2) {
-      const unsigned t = __shfl_up_sync(0xffffffffu, s, o);
+      const unsigned t = __shfl_up_sync(WG_FULL, s, o);
       if (lane >= (unsigned)o) s += t;
     }
-    warp_offsets[lane] = s - c;
-    if (lane == 31) tile_kept = s;
+    unsigned at = s - mine;
+#pragma unroll
+    for (int q = 0; q < WG_COUNTS_A_LANE; q++) {
+      warp_offsets[lane * WG_COUNTS_A_LANE + q] = at;
+      at += c[q];
+    }
+    const unsigned kept = __shfl_sync(WG_FULL, s, 31);
+    if (lane == 0) {
+      tile_kept = kept;
+      if (gridDim.x > 1)
+        wg_word_store(words + tile, (tile == 0 ? WG_FLAG_INCLUSIVE : WG_FLAG_AGGREGATE) | kept);
+    }
   }
   __syncthreads();
 
-  /* Stage the kept elements in order. */
+  /* Stage the kept elements' offsets in order. */
 #pragma unroll
   for (int u = 0; u < WG_UNROLL; u++) {
     unsigned r = warp_offsets[u * WG_WARPS + warp] + rank[u];
 #pragma unroll
     for (int j = 0; j < WG_VEC; j++)
       if ((keep >> (u * WG_VEC + j)) & 1u) {
-        stage_values[r] = v[u].e[j];
         stage_offsets[r] = (unsigned short)((u * WG_BLOCK + threadIdx.x) * WG_VEC + j);
         r++;
       }
   }
 
-  /* The tile's place: its words, the look-back, the count, the counter. */
+  /* The tile's place: the look-back, its inclusive word, the count, the
+   * counter. */
   if (warp == 0) {
     const unsigned long long kept = tile_kept;
     unsigned long long first = 0;
-    if (gridDim.x > 1) {
-      if (tile == 0) {
-        if (lane == 0) wg_word_store(words, WG_FLAG_INCLUSIVE | kept);
-      } else {
-        if (lane == 0) wg_word_store(words + tile, WG_FLAG_AGGREGATE | kept);
-        first = wg_look_back(words, tile, lane);
-        if (lane == 0) wg_word_store(words + tile, WG_FLAG_INCLUSIVE | (first + kept));
-      }
+    if (gridDim.x > 1 && tile > 0) {
+      first = wg_look_back(words, tile, lane);
+      if (lane == 0) wg_word_store(words + tile, WG_FLAG_INCLUSIVE | (first + kept));
     }
     if (lane == 0) {
       tile_first = first;
@@ -213,8 +272,9 @@ ${kernel}(const wg_inputs in, unsigned long long n, wg_elem *__restrict__ out_va
   const unsigned long long first = tile_first;
   const unsigned kept = tile_kept;
   for (unsigned r = threadIdx.x; r < kept; r += WG_BLOCK) {
-    if (out_values) out_values[first + r] = stage_values[r];
-    if (out_indices) out_indices[first + r] = (long long)(base + stage_offsets[r]);
+    const unsigned offset = stage_offsets[r];
+    if (out_values) out_values[first + r] = in.x[base + offset];
+    if (out_indices) out_indices[first + r] = (long long)(base + offset);
   }
 
   if (last_to_finish) {

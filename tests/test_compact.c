@@ -9,12 +9,13 @@
  *   (none)    on the device, checked exactly against the CPU oracle
  *             (tests/oracle_compact.c) with the predicate evaluated by the
  *             expression evaluator (expr_eval.c): every type; sizes 0, 1,
- *             around a tile and many tiles (so the look-back goes past one
- *             warp's window of 32 tiles); all kept, none kept; NaN, inf,
+ *             around a tile and many tiles (so the look-back goes past its
+ *             window of 64 tiles, and past 500 tiles, where it sleeps
+ *             between polls); all kept, none kept; NaN, inf,
  *             -0.0 and zeros in the input; parameters; extra inputs;
  *             unaligned inputs; with and without values and indices; the
  *             same bits on a second run and after the workspace grows; bad
- *             arguments; and 2^31 + 4099 elements (WARPGEN_GPU_LARGE=0
+ *             arguments and overlapping buffers; and 2^31 + 4099 elements (WARPGEN_GPU_LARGE=0
  *             skips it). Without a device it exits 77 (Meson's skip).
  * Outputs are poisoned before every launch and must stay poisoned past
  * the count. WARPGEN_COMPACT_QUICK=1 keeps only small sizes (for
@@ -39,8 +40,11 @@ static bool quick(void) {
   return q && *q && strcmp(q, "0") != 0;
 }
 
-/* Elements a tile, as fam_compact.c makes them (256 threads x 64 bytes). */
-static uint64_t tile_of(wg_type t) { return 256u * 64u / wg_type_size(t); }
+/* Elements a tile, as fam_compact.c makes them (256 threads x 128 bytes,
+ * 64 for 16-bit types). */
+static uint64_t tile_of(wg_type t) {
+  return wg_type_size(t) == 2 ? 8192u : 32768u / wg_type_size(t);
+}
 
 /* Random elements with the awkward values mixed in: zeros, -0.0, NaN and
  * infinities for floats, zeros and extremes for integers. */
@@ -324,29 +328,50 @@ START_TEST(errors) {
   wg_context *ctx = wg_test_context();
   wg_spec spec;
   WG_TEST_OK(ctx, wg_spec_parse(ctx, &spec, "compact f32 pred=\"x > p0\" params=f32"));
-  uint64_t buf = 0, count = 0;
+  uint64_t buf = 0, out = 0, count = 0;
   WG_TEST_OK(ctx, wg_mem_alloc(ctx, &buf, 4096));
+  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &out, 4096));
   WG_TEST_OK(ctx, wg_mem_alloc(ctx, &count, 8));
   wg_scalar p = {.f32 = 1};
-  ck_assert_int_eq(wg_compact(NULL, &spec, &buf, 1, 10, &p, 1, buf, 0, count, NULL), WG_EINVAL);
-  ck_assert_int_eq(wg_compact(ctx, NULL, &buf, 1, 10, &p, 1, buf, 0, count, NULL), WG_EINVAL);
-  ck_assert_int_eq(wg_compact(ctx, &spec, NULL, 1, 10, &p, 1, buf, 0, count, NULL), WG_EINVAL);
-  ck_assert_int_eq(wg_compact(ctx, &spec, &buf, 2, 10, &p, 1, buf, 0, count, NULL), WG_EINVAL);
-  ck_assert_int_eq(wg_compact(ctx, &spec, &buf, 1, 10, NULL, 0, buf, 0, count, NULL), WG_EINVAL);
-  ck_assert_int_eq(wg_compact(ctx, &spec, &buf, 1, 10, &p, 1, buf, 0, 0, NULL), WG_EINVAL);
-  ck_assert_int_eq(wg_compact(ctx, &spec, &buf, 1, 10, &p, 1, buf + 1, 0, count, NULL),
+  ck_assert_int_eq(wg_compact(NULL, &spec, &buf, 1, 10, &p, 1, out, 0, count, NULL), WG_EINVAL);
+  ck_assert_int_eq(wg_compact(ctx, NULL, &buf, 1, 10, &p, 1, out, 0, count, NULL), WG_EINVAL);
+  ck_assert_int_eq(wg_compact(ctx, &spec, NULL, 1, 10, &p, 1, out, 0, count, NULL), WG_EINVAL);
+  ck_assert_int_eq(wg_compact(ctx, &spec, &buf, 2, 10, &p, 1, out, 0, count, NULL), WG_EINVAL);
+  ck_assert_int_eq(wg_compact(ctx, &spec, &buf, 1, 10, NULL, 0, out, 0, count, NULL), WG_EINVAL);
+  ck_assert_int_eq(wg_compact(ctx, &spec, &buf, 1, 10, &p, 1, out, 0, 0, NULL), WG_EINVAL);
+  ck_assert_int_eq(wg_compact(ctx, &spec, &buf, 1, 10, &p, 1, out + 1, 0, count, NULL),
                    WG_EALIGN);
-  ck_assert_int_eq(wg_compact(ctx, &spec, &buf, 1, 10, &p, 1, buf, buf + 4, count, NULL),
+  ck_assert_int_eq(wg_compact(ctx, &spec, &buf, 1, 10, &p, 1, out, out + 4, count, NULL),
                    WG_EALIGN);
-  ck_assert_int_eq(wg_compact(ctx, &spec, &buf, 1, UINT64_MAX / 2, &p, 1, buf, 0, count,
+  ck_assert_int_eq(wg_compact(ctx, &spec, &buf, 1, UINT64_MAX / 2, &p, 1, out, 0, count,
                               NULL), WG_ERANGE);
   wg_spec other;
   WG_TEST_OK(ctx, wg_spec_parse(ctx, &other, "reduce-array f32 sum"));
-  ck_assert_int_eq(wg_compact(ctx, &other, &buf, 1, 10, NULL, 0, buf, 0, count, NULL),
+  ck_assert_int_eq(wg_compact(ctx, &other, &buf, 1, 10, NULL, 0, out, 0, count, NULL),
                    WG_EINVAL);
+  /* Not in place: no output may overlap an input or another output. */
+  ck_assert_int_eq(wg_compact(ctx, &spec, &buf, 1, 10, &p, 1, buf, 0, count, NULL), WG_EINVAL);
+  ck_assert_int_eq(wg_compact(ctx, &spec, &buf, 1, 10, &p, 1, buf + 36, 0, count, NULL),
+                   WG_EINVAL);
+  ck_assert_int_eq(wg_compact(ctx, &spec, &buf, 1, 10, &p, 1, 0, buf + 32, count, NULL),
+                   WG_EINVAL);
+  ck_assert_int_eq(wg_compact(ctx, &spec, &buf, 1, 10, &p, 1, out, 0, buf + 8, NULL),
+                   WG_EINVAL);
+  ck_assert_int_eq(wg_compact(ctx, &spec, &buf, 1, 10, &p, 1, out, out + 32, count, NULL),
+                   WG_EINVAL);
+  ck_assert_int_eq(wg_compact(ctx, &spec, &buf, 1, 10, &p, 1, out, out + 40, out + 32, NULL),
+                   WG_EINVAL);
+  /* Adjacent is not overlapping; with n == 0 nothing but the count is. */
+  WG_TEST_OK(ctx, wg_compact(ctx, &spec, &buf, 1, 10, &p, 1, buf + 40, buf + 80, buf + 160,
+                             NULL));
+  WG_TEST_OK(ctx, wg_compact(ctx, &spec, &buf, 1, 0, &p, 1, buf, buf, count, NULL));
+  uint64_t got = 7;
+  WG_TEST_OK(ctx, wg_memcpy_dtoh(ctx, &got, count, sizeof got, NULL));
+  ck_assert_uint_eq(got, 0);
   spec.version = 1;
-  ck_assert_int_eq(wg_compact(ctx, &spec, &buf, 1, 10, &p, 1, buf, 0, count, NULL), WG_ESPEC);
+  ck_assert_int_eq(wg_compact(ctx, &spec, &buf, 1, 10, &p, 1, out, 0, count, NULL), WG_ESPEC);
   wg_mem_free(ctx, buf);
+  wg_mem_free(ctx, out);
   wg_mem_free(ctx, count);
   wg_context_destroy(ctx);
 }

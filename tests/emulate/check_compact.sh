@@ -26,7 +26,8 @@ s = s.replace("extern \"C\"", "")
 name = re.search(r"\n(wg_compact_\w+)\(", s).group(1)
 print(s + "\n#define KERNEL " + name)' >"$work/kernel.inc"
     g++ -std=c++20 -O1 -w -pthread -I"$work" "$root/tests/emulate/compact_harness.cc" -o "$work/h"
-    tile=$((256 * 64 / $( [ $t = f32 ] && echo 4 || echo 8)))
+    unroll=$(sed -n 's/^#define WG_UNROLL \([0-9]*\).*/\1/p' "$work/kernel.inc")
+    tile=$((256 * 16 * unroll / $( [ $t = f32 ] && echo 4 || echo 8)))
     for n in 0 1 31 33 $((tile - 1)) $tile $((tile + 1)) $((3 * tile + 17)); do
       for offset in 0 1; do
         "$work/h" $n $((n + 7)) $pred $offset ||

@@ -53,6 +53,9 @@ template <class T> static T __shfl_up_sync(unsigned, T v, unsigned d) {
 template <class T> static T __shfl_xor_sync(unsigned, T v, int m) {
   uint64_t all[32]; emu_publish(emu_bits(v), all); return emu_from<T>(all[emu_lane() ^ (unsigned)m]);
 }
+template <class T> static T __shfl_sync(unsigned, T v, int src) {
+  uint64_t all[32]; emu_publish(emu_bits(v), all); return emu_from<T>(all[src & 31]);
+}
 template <class T> static T __shfl_down_sync(unsigned, T v, unsigned, int) { return v; } /* unused */
 static int __popc(unsigned x) { return __builtin_popcount(x); }
 static int __ffs(unsigned x) { return __builtin_ffs((int)x); }
