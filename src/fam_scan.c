@@ -117,7 +117,9 @@ typedef struct tile_shape {
 
 static tile_shape tile_shape_for(const wg_spec *s) {
   if (is_rows(s->primitive)) return (tile_shape){WG_SCAN_BLOCK, 4, 3, 4, 1000, 400, 0};
-  return (tile_shape){WG_SCAN_BLOCK, 8, 5, 4, 1000, 400, 0};
+  /* 8-byte accumulators poll 2 statuses a lane: their pairs of words took
+   * 4 past 48 registers (docs/scan-design.md). */
+  return (tile_shape){WG_SCAN_BLOCK, 8, 5, acc_bytes(s) > 4 ? 2 : 4, 1000, 400, 0};
 }
 
 /* --- the descriptor -------------------------------------------------------- */
@@ -234,11 +236,10 @@ const wg_family wg_family_scan_rows = {
 /* --- launches --------------------------------------------------------------- */
 
 /* Bytes of the scan's part of a mode-2 workspace for `tiles` tiles
- * (templates/scan.cu, wg_statuses_at: the counter, then packed words, or
- * states and values). */
+ * (templates/scan.cu, wg_statuses_at: the counter, then a 64-bit status
+ * word a tile, two for 8-byte accumulators). */
 static size_t status_bytes(const wg_spec *s, uint64_t tiles) {
-  if (acc_bytes(s) <= 4) return 16 + (size_t)tiles * 8u;
-  return 16 + ((size_t)tiles * 4u + 7u) / 8u * 8u + (size_t)tiles * 16u;
+  return 16 + (size_t)tiles * (acc_bytes(s) <= 4 ? 8u : 16u);
 }
 
 /* Launches k in `mode` with `grid` blocks. Mode 2 takes its counter and

@@ -74,10 +74,16 @@ ${prelude}
 #define WG_VEC ((int)(16 / sizeof(wg_elem)))          /* elements a vector */
 #define WG_TILE ((unsigned long long)WG_BLOCK * WG_VPT * WG_VEC) /* elements a tile */
 #define WG_FULL 0xffffffffu
-/* Statuses: a 64-bit word (state in the low half, value in the high half)
- * for accumulators of up to 4 bytes; else a state word with release and
- * acquire, and separate aggregate and inclusive values. */
+/* Statuses: for accumulators of up to 4 bytes one 64-bit word a tile, its
+ * state in the low half and its value in the high half; for 8-byte ones
+ * two such words, each with the state and one half of the value. 64-bit
+ * relaxed accesses are single-copy atomic, so a word's state and value
+ * always come together, and a reader takes a pair only when both words
+ * show the same state (each state is written once a launch, so the two
+ * halves are then of one value); else it polls again. One L2 round trip a
+ * window, no fence. */
 #define WG_PACKED (sizeof(wg_acc) <= 4)
+#define WG_STATUS_WORDS (WG_PACKED ? 1ull : 2ull)
 #define WG_AGGREGATE 1u
 #define WG_INCLUSIVE 2u
 static_assert(sizeof(wg_acc) <= 8, "a scan's accumulator is one scalar");
@@ -252,9 +258,8 @@ static __device__ __forceinline__ void wg_rows_grouped(
 /* --- modes 1 and 2: tiles ------------------------------------------------ */
 #if WG_HAS_TILES
 
-/* Relaxed 64- and 32-bit loads and stores and a release store, at GPU
- * scope, and the fence after which relaxed loads that saw a release store
- * act as acquires (tests/emulate/scan_shim.h brings host twins). */
+/* Relaxed 64-bit loads and stores at GPU scope (tests/emulate/scan_shim.h
+ * brings host twins). */
 #ifndef WG_HOST_EMULATION
 static __device__ __forceinline__ void wg_st_relaxed(unsigned long long *p,
                                                      unsigned long long v) {
@@ -264,17 +269,6 @@ static __device__ __forceinline__ unsigned long long wg_ld_relaxed(const unsigne
   unsigned long long v;
   asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
-}
-static __device__ __forceinline__ void wg_st_release(unsigned *p, unsigned v) {
-  asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-static __device__ __forceinline__ unsigned wg_ld_relaxed32(const unsigned *p) {
-  unsigned v;
-  asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-static __device__ __forceinline__ void wg_fence_acquire() {
-  asm volatile("fence.acq_rel.gpu;" ::: "memory");
 }
 #endif
 /* An accumulator's bits in the low bytes of a word, and back. */
@@ -295,34 +289,41 @@ static __device__ __forceinline__ wg_acc wg_acc_of_bits(unsigned long long b) {
 }
 
 /* The workspace of mode 2 (the launcher computes the same layout): the
- * tile counter, then for `tiles` tiles either one packed status word each,
- * or a state word each and (8-byte aligned) the aggregates and the
- * inclusive prefixes. */
+ * tile counter, then from byte 16 WG_STATUS_WORDS words a tile. */
 struct wg_statuses {
   unsigned *counter;
-  unsigned long long *packed;
-  unsigned *state;
-  unsigned long long *aggregate, *inclusive;
+  unsigned long long *words;
 };
 
-static __device__ __forceinline__ wg_statuses wg_statuses_at(unsigned char *ws,
-                                                            unsigned long long tiles) {
+static __device__ __forceinline__ wg_statuses wg_statuses_at(unsigned char *ws) {
   wg_statuses t;
   t.counter = (unsigned *)ws;
-  t.packed = (unsigned long long *)(ws + 16);
-  t.state = (unsigned *)(ws + 16);
-  t.aggregate = (unsigned long long *)(ws + 16 + (tiles * 4 + 7) / 8 * 8);
-  t.inclusive = t.aggregate + tiles;
+  t.words = (unsigned long long *)(ws + 16);
   return t;
 }
 
 static __device__ __forceinline__ void wg_publish(const wg_statuses &t, unsigned long long tile,
                                                   unsigned state, wg_acc v) {
+  unsigned long long *at = t.words + tile * WG_STATUS_WORDS;
+  const unsigned long long bits = wg_acc_bits(v);
+  wg_st_relaxed(at, (bits << 32) | state);
+  if constexpr (!WG_PACKED) wg_st_relaxed(at + 1, (bits & 0xffffffff00000000ull) | state);
+}
+
+/* The state of tile's status (0 while unset, or while its two words
+ * disagree); *bits gets its value's bits. */
+static __device__ __forceinline__ unsigned wg_status_of(const wg_statuses &t,
+                                                       unsigned long long tile,
+                                                       unsigned long long *bits) {
+  const unsigned long long *at = t.words + tile * WG_STATUS_WORDS;
+  const unsigned long long lo = wg_ld_relaxed(at);
   if constexpr (WG_PACKED) {
-    wg_st_relaxed(t.packed + tile, (wg_acc_bits(v) << 32) | state);
+    *bits = lo >> 32;
+    return (unsigned)lo;
   } else {
-    wg_st_relaxed((state == WG_INCLUSIVE ? t.inclusive : t.aggregate) + tile, wg_acc_bits(v));
-    wg_st_release(t.state + tile, state); /* the value is visible first */
+    const unsigned long long hi = wg_ld_relaxed(at + 1);
+    *bits = (hi & 0xffffffff00000000ull) | (lo >> 32);
+    return (unsigned)lo == (unsigned)hi ? (unsigned)lo : 0u;
   }
 }
 
@@ -354,46 +355,21 @@ static __device__ __forceinline__ unsigned wg_poll_window(const wg_statuses &t,
   }
   for (unsigned spins = 0;; spins++) {
     bool pending = false;
-    /* Packed and wide statuses in two loops (not one over a word of
-     * either kind): the one loop took f32 past 48 registers. */
-    if constexpr (WG_PACKED) {
-      unsigned long long w[WG_LB_K];
+    unsigned seen[WG_LB_K];
+    unsigned long long bits[WG_LB_K];
 #pragma unroll
-      for (int k = 0; k < WG_LB_K; k++)
-        if (!state[k]) w[k] = wg_ld_relaxed(t.packed + (newest - (lane * WG_LB_K + k)));
+    for (int k = 0; k < WG_LB_K; k++)
+      if (!state[k]) seen[k] = wg_status_of(t, newest - (lane * WG_LB_K + k), &bits[k]);
 #pragma unroll
-      for (int k = 0; k < WG_LB_K; k++)
-        if (!state[k]) {
-          state[k] = (unsigned)w[k];
-          if (state[k]) v[k] = wg_acc_of_bits(w[k] >> 32);
-          else pending = true;
-        }
-    } else {
-      unsigned w[WG_LB_K];
-#pragma unroll
-      for (int k = 0; k < WG_LB_K; k++)
-        if (!state[k]) w[k] = wg_ld_relaxed32(t.state + (newest - (lane * WG_LB_K + k)));
-#pragma unroll
-      for (int k = 0; k < WG_LB_K; k++)
-        if (!state[k]) {
-          state[k] = w[k];
-          pending = pending || !w[k];
-        }
-    }
+    for (int k = 0; k < WG_LB_K; k++)
+      if (!state[k]) {
+        state[k] = seen[k];
+        if (state[k]) v[k] = wg_acc_of_bits(bits[k]);
+        else pending = true;
+      }
     if (!pending) break;
     const bool patient = gridDim.x >= WG_LB_PATIENT_GRID;
     if (spins >= (patient ? WG_LB_SPINS : 8u)) __nanosleep(patient ? WG_LB_SLEEP : 32u);
-  }
-  if constexpr (!WG_PACKED) {
-    /* Each state seen was stored with release after its value. */
-    wg_fence_acquire();
-#pragma unroll
-    for (int k = 0; k < WG_LB_K; k++)
-      if (lane * WG_LB_K + k <= real) {
-        const unsigned long long tile = newest - (lane * WG_LB_K + k);
-        v[k] = wg_acc_of_bits(
-            wg_ld_relaxed((state[k] == WG_INCLUSIVE ? t.inclusive : t.aggregate) + tile));
-      }
   }
   int f = WG_LB_K;
 #pragma unroll
@@ -588,7 +564,7 @@ static __device__ __forceinline__ void wg_tiles(
    * the launcher gives a block a tile. */
   const bool persistent = gridDim.x < tiles;
   wg_statuses st = {};
-  if (!serial) st = wg_statuses_at(workspace, tiles);
+  if (!serial) st = wg_statuses_at(workspace);
   unsigned long long tile = 0;
   if (!serial) {
     if (threadIdx.x == 0) next_tile = atomicAdd(st.counter, 1u);

@@ -72,11 +72,8 @@ static inline unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetc
 /* The memory-order functions of templates/scan.cu. */
 static inline void wg_st_relaxed(unsigned long long *p, unsigned long long v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
 static inline unsigned long long wg_ld_relaxed(const unsigned long long *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
-static inline void wg_st_release(unsigned *p, unsigned v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-static inline unsigned wg_ld_relaxed32(const unsigned *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 static inline void wg_copy16(uint4 *dst, const uint4 *src) { *dst = *src; }
 static inline void wg_copy_wait() {}
-static inline void wg_fence_acquire() { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
 static inline float __int_as_float(int x) { return emu_from<float>((uint32_t)x); }
 static inline float __uint_as_float(unsigned x) { return emu_from<float>(x); }
 static inline unsigned __float_as_uint(float x) { return (unsigned)emu_bits(x); }
