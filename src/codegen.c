@@ -211,6 +211,16 @@ static int user_model(wg_context *ctx, wg_buf *defs, const char *op_defs,
   return rc;
 }
 
+int wg_codegen_lookback(wg_context *ctx, wg_buf *out, wg_lookback_knobs knobs) {
+  char text[4][16];
+  const unsigned values[4] = {knobs.k, knobs.first_sleep, knobs.sleep, knobs.spins};
+  for (int i = 0; i < 4; i++) snprintf(text[i], sizeof text[i], "%u", values[i]);
+  const wg_template_var vars[] = {
+    {"lb_k", text[0]}, {"lb_first_sleep", text[1]}, {"lb_sleep", text[2]}, {"lb_spins", text[3]},
+  };
+  return wg_template_render(ctx, out, "lookback.cuh", vars, WG_COUNT_OF(vars));
+}
+
 int wg_codegen_prelude(wg_context *ctx, wg_buf *out, const wg_spec *s) {
   const wg_type_info *t = &wg_types[s->type];
   const wg_type_info *v = &wg_types[wg_spec_value_type(s)];

@@ -38,12 +38,12 @@
 typedef struct compact_shape {
   unsigned unroll;     /* 16-byte vectors a thread a tile */
   unsigned min_blocks; /* blocks an SM, for __launch_bounds__ */
-  unsigned lb_k, lb_first_sleep, lb_sleep, lb_spins; /* the look-back */
+  wg_lookback_knobs lookback;
 } compact_shape;
 
 static compact_shape compact_shape_for(wg_type type) {
   const unsigned unroll = wg_types[type].size == 2 ? 4u : 8u;
-  return (compact_shape){unroll, 5, 2, 1000, 400, 0};
+  return (compact_shape){unroll, 5, {2, 1000, 400, 0}};
 }
 
 /* Elements a tile of a spec of `type`. */
@@ -128,7 +128,8 @@ static int compact_source(wg_context *ctx, wg_buf *out, const wg_spec *s) {
   char *spec_text = len > 0 ? malloc((size_t)len + 1) : NULL;
   if (!spec_text) return wg_fail(ctx, WG_ENOMEM, "out of memory");
   wg_spec_format(spec_text, (size_t)len + 1, s);
-  wg_buf prelude = {0}, predicate = {0};
+  const compact_shape c = compact_shape_for(s->type);
+  wg_buf prelude = {0}, predicate = {0}, lookback = {0};
   int rc = WG_OK;
   if (!rc && wg_kernel_name(kernel, sizeof kernel, s) < 0)
     rc = wg_fail(ctx, WG_ESPEC, "no kernel name for this spec");
@@ -140,27 +141,26 @@ static int compact_source(wg_context *ctx, wg_buf *out, const wg_spec *s) {
     rc = wg_template_render(ctx, &predicate, "half_conversions.cuh", NULL, 0);
   if (!rc && s->map) wg_buf_puts(&predicate, wg_expr_helpers());
   if (!rc) rc = predicate_source(ctx, &predicate, s);
-  if (!rc && (prelude.failed || predicate.failed))
+  if (!rc) rc = wg_codegen_lookback(ctx, &lookback, c.lookback);
+  if (!rc && (prelude.failed || predicate.failed || lookback.failed))
     rc = wg_fail(ctx, WG_ENOMEM, "out of memory");
   if (!rc) {
-    const compact_shape c = compact_shape_for(s->type);
-    char num[7][16];
-    const unsigned nums[] = {WG_COMPACT_BLOCK, c.unroll, c.min_blocks, c.lb_k,
-                             c.lb_first_sleep, c.lb_sleep, c.lb_spins};
-    for (int i = 0; i < 7; i++) snprintf(num[i], sizeof num[i], "%u", nums[i]);
+    char num[3][16];
+    const unsigned nums[] = {WG_COMPACT_BLOCK, c.unroll, c.min_blocks};
+    for (int i = 0; i < 3; i++) snprintf(num[i], sizeof num[i], "%u", nums[i]);
     const wg_template_var vars[] = {
       {"spec", spec_text},       {"version", WG_VERSION_STRING},
       {"prelude", prelude.data}, {"predicate", predicate.data},
       {"kernel", kernel},        {"block", num[0]},
       {"unroll", num[1]},        {"min_blocks", num[2]},
-      {"lb_k", num[3]},          {"lb_first_sleep", num[4]},
-      {"lb_sleep", num[5]},      {"lb_spins", num[6]},
+      {"lookback", lookback.data},
     };
     rc = wg_template_render(ctx, out, "compact.cu", vars, WG_COUNT_OF(vars));
   }
   free(spec_text);
   wg_buf_free(&prelude);
   wg_buf_free(&predicate);
+  wg_buf_free(&lookback);
   return rc;
 }
 

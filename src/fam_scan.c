@@ -112,14 +112,14 @@ static size_t acc_bytes(const wg_spec *s) {
  * the group-per-row path (mode 0), which spills at 48 registers. */
 typedef struct tile_shape {
   unsigned block, vpt, min_blocks;
-  unsigned lb_k, first_sleep, sleep, spins;
+  wg_lookback_knobs lookback;
 } tile_shape;
 
 static tile_shape tile_shape_for(const wg_spec *s) {
-  if (is_rows(s->primitive)) return (tile_shape){WG_SCAN_BLOCK, 4, 3, 4, 1000, 400, 0};
+  if (is_rows(s->primitive)) return (tile_shape){WG_SCAN_BLOCK, 4, 3, {4, 1000, 400, 0}};
   /* 8-byte accumulators poll 2 statuses a lane: their pairs of words took
    * 4 past 48 registers (docs/scan-design.md). */
-  return (tile_shape){WG_SCAN_BLOCK, 8, 5, acc_bytes(s) > 4 ? 2 : 4, 1000, 400, 0};
+  return (tile_shape){WG_SCAN_BLOCK, 8, 5, {acc_bytes(s) > 4 ? 2 : 4, 1000, 400, 0}};
 }
 
 /* --- the descriptor -------------------------------------------------------- */
@@ -166,8 +166,7 @@ static int scan_source(wg_context *ctx, wg_buf *out, const wg_spec *s) {
   char *spec_text = len > 0 ? malloc((size_t)len + 1) : NULL;
   if (!spec_text) return wg_fail(ctx, WG_ENOMEM, "out of memory");
   wg_spec_format(spec_text, (size_t)len + 1, s);
-  char kernel[128], block[16], vpt[16], group[16], vpl[16], min_blocks[16], lb_k[16];
-  char first_sleep[16], sleep[16], spins[16];
+  char kernel[128], block[16], vpt[16], group[16], vpl[16], min_blocks[16];
   wg_kernel_name(kernel, sizeof kernel, s);
   const scan_shape shape = shape_for(s);
   const tile_shape tiles = tile_shape_for(s);
@@ -176,17 +175,14 @@ static int scan_source(wg_context *ctx, wg_buf *out, const wg_spec *s) {
   snprintf(group, sizeof group, "%d", shape.group);
   snprintf(vpl, sizeof vpl, "%d", shape.vpl);
   snprintf(min_blocks, sizeof min_blocks, "%u", tiles.min_blocks);
-  snprintf(lb_k, sizeof lb_k, "%u", tiles.lb_k);
-  snprintf(first_sleep, sizeof first_sleep, "%u", tiles.first_sleep);
-  snprintf(sleep, sizeof sleep, "%u", tiles.sleep);
-  snprintf(spins, sizeof spins, "%u", tiles.spins);
   const bool exclusive = is_exclusive(s->primitive);
   /* Whole windows of aggregates may be folded when the order cannot
    * change the bits, or when the caller gave up determinism. */
   const bool multi_window = !s->deterministic || exact_operator(s);
-  wg_buf prelude = {0};
+  wg_buf prelude = {0}, lookback = {0};
   int rc = wg_codegen_prelude(ctx, &prelude, s);
-  if (!rc && prelude.failed) rc = wg_fail(ctx, WG_ENOMEM, "out of memory");
+  if (!rc) rc = wg_codegen_lookback(ctx, &lookback, tiles.lookback);
+  if (!rc && (prelude.failed || lookback.failed)) rc = wg_fail(ctx, WG_ENOMEM, "out of memory");
   if (!rc) {
     const wg_template_var vars[] = {
       {"spec", spec_text},
@@ -201,16 +197,14 @@ static int scan_source(wg_context *ctx, wg_buf *out, const wg_spec *s) {
       {"exclusive", exclusive ? "1" : "0"},
       {"multi_window", multi_window ? "1" : "0"},
       {"min_blocks", min_blocks},
-      {"lb_k", lb_k},
-      {"lb_first_sleep", first_sleep},
-      {"lb_sleep", sleep},
-      {"lb_spins", spins},
+      {"lookback", lookback.data},
       {"has_groups", is_rows(s->primitive) ? "1" : "0"},
       {"has_tiles", !is_rows(s->primitive) || s->cols == 0 ? "1" : "0"},
     };
     rc = wg_template_render(ctx, out, "scan.cu", vars, WG_COUNT_OF(vars));
   }
   wg_buf_free(&prelude);
+  wg_buf_free(&lookback);
   free(spec_text);
   return rc;
 }

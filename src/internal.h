@@ -320,6 +320,13 @@ int wg_codegen_prelude(wg_context *ctx, wg_buf *out, const wg_spec *spec);
  * "  const float wg_p0 = wg_pp.p[0].f32;". Every family that renders a
  * user expression declares its parameters so. */
 void wg_codegen_expr_params(wg_buf *out, const wg_spec *s, unsigned uses);
+/* The knobs of a decoupled look-back (templates/lookback.cuh says what
+ * each does), and their #defines rendered from that template, for the
+ * families whose tiles find their place by one (scan, compact). */
+typedef struct wg_lookback_knobs {
+  unsigned k, first_sleep, sleep, spins;
+} wg_lookback_knobs;
+int wg_codegen_lookback(wg_context *ctx, wg_buf *out, wg_lookback_knobs knobs);
 /* The source for a concrete spec (see wg_spec_concrete); *out malloc'd. */
 int wg_codegen(wg_context *ctx, char **out, const wg_spec *concrete);
 /* Dynamic shared memory, in bytes, a warp-primitive kernel of this concrete

@@ -37,18 +37,7 @@ ${prelude}
 /* Blocks an SM must hold (__launch_bounds__): enough tiles' loads in
  * flight on every SM. */
 #define WG_MIN_BLOCKS ${min_blocks}
-/* The look-back: WG_LB_K words a lane a poll. In grids of at least
- * WG_LB_PATIENT_GRID tiles warp 0 sleeps WG_LB_FIRST_SLEEP ns after
- * publishing its count, before its first poll (its predecessors are still
- * busy: early polls only load the L2 every block streams through), and
- * WG_LB_SLEEP ns between polls after WG_LB_SPINS of them; smaller grids,
- * whose latency is the whole call, spin (32 ns sleeps after 8 polls). */
-#define WG_LB_PATIENT_GRID 500u
-#define WG_LB_K ${lb_k}
-#define WG_LB_FIRST_SLEEP ${lb_first_sleep}
-#define WG_LB_SLEEP ${lb_sleep}
-#define WG_LB_SPINS ${lb_spins}
-#define WG_LB_WINDOW (32 * WG_LB_K)
+${lookback}
 #define WG_VEC ((int)(16 / sizeof(wg_elem)))
 #define WG_TILE (WG_BLOCK * WG_UNROLL * WG_VEC) /* elements a tile */
 #define WG_WARPS (WG_BLOCK / 32)

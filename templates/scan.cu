@@ -53,19 +53,8 @@ ${prelude}
 /* Blocks an SM must hold (__launch_bounds__), so that enough tiles' loads
  * are in flight on every SM. */
 #define WG_MIN_BLOCKS ${min_blocks}
-/* The look-back (mode 2): a lane polls WG_LB_K statuses at once, so a
- * window of 32 * WG_LB_K tiles costs one L2 round trip. In grids of at
- * least WG_LB_PATIENT_GRID blocks warp 0 sleeps WG_LB_FIRST_SLEEP ns after
- * publishing its aggregate, before its first poll (its predecessors are
- * still busy: early polls only load the L2 that every block streams
- * through), and WG_LB_SLEEP ns between polls after WG_LB_SPINS of them;
- * smaller grids, whose latency is the whole call, spin (32 ns sleeps after
- * 8 polls). */
-#define WG_LB_PATIENT_GRID 500u
-#define WG_LB_K ${lb_k}
-#define WG_LB_FIRST_SLEEP ${lb_first_sleep}
-#define WG_LB_SLEEP ${lb_sleep}
-#define WG_LB_SPINS ${lb_spins}
+/* The look-back of mode 2. */
+${lookback}
 #define WG_MULTI_WINDOW ${multi_window}
 /* The modes this kernel has: short rows only mode 0, whole arrays modes 1
  * and 2, long rows all three (each path costs registers). */
@@ -327,8 +316,6 @@ static __device__ __forceinline__ unsigned wg_status_of(const wg_statuses &t,
   }
 }
 
-/* Tiles a look-back window covers: one poll of every lane. */
-#define WG_LB_WINDOW (32 * WG_LB_K)
 /* Windows of statuses a deterministic look-back keeps before it starts
  * over (its shared buffer: WG_LB_WINDOWS x WG_LB_WINDOW accumulators). */
 #define WG_LB_WINDOWS 8
