@@ -3,7 +3,8 @@
  *
  * Two parts, one executable:
  *   --nvrtc   no GPU: the spec text (pred= round trips, the keys compact
- *             refuses) and the cubin of every type with and without
+ *             refuses), overlapping buffers refused before any device
+ *             work, and the cubin of every type with and without
  *             predicates, extra inputs and parameters, so that a machine
  *             without a device catches compile errors;
  *   (none)    on the device, checked exactly against the CPU oracle
@@ -431,6 +432,32 @@ END_TEST
 
 /* --- without a device ----------------------------------------------------- */
 
+/* The overlap checks come before anything touches a device: they run
+ * without one, on addresses no device has given. */
+START_TEST(overlap_refused) {
+  wg_context *ctx = wg_test_context();
+  wg_spec spec;
+  WG_TEST_OK(ctx, wg_spec_parse(ctx, &spec, "compact f32 pred=\"x > p0\" params=f32"));
+  wg_scalar p = {.f32 = 0};
+  const uint64_t in = 1ull << 40, n = 1000; /* input: 4000 bytes */
+  const struct { uint64_t values, indices, count; } cases[] = {
+    {in, 0, 1ull << 41},                       /* values on the input */
+    {in + 3996, 0, 1ull << 41},                /* its last element */
+    {0, in - 7992, 1ull << 41},                /* indices ending inside the input */
+    {1ull << 41, 0, in + 8},                   /* the count inside the input */
+    {1ull << 41, (1ull << 41) + 3992, 1ull << 42}, /* values and indices */
+    {1ull << 41, (1ull << 42), (1ull << 42) + 7992}, /* indices and count */
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    ck_assert_int_eq(wg_compact(ctx, &spec, &in, 1, n, &p, 1, cases[k].values,
+                                cases[k].indices, cases[k].count, NULL),
+                     WG_EINVAL);
+    ck_assert_msg(strstr(wg_errmsg(ctx), "overlaps"), "case %zu: '%s'", k, wg_errmsg(ctx));
+  }
+  wg_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(spec_text) {
   wg_context *ctx = wg_test_context();
   const char *const round_trips[][2] = {
@@ -535,6 +562,7 @@ int main(int argc, char **argv) {
     tc = tcase_create("text");
     tcase_add_test(tc, spec_text);
     tcase_add_test(tc, host_keep);
+    tcase_add_test(tc, overlap_refused);
     suite_add_tcase(s, tc);
     tc = tcase_create("nvrtc");
     tcase_set_timeout(tc, 600); /* 5 NVRTC compiles an iteration */
