@@ -1095,10 +1095,10 @@ WG_API int wg_reduce_axis_spec(wg_context *ctx, const wg_spec *spec,
  * sums and products change in their last bits from run to run; integers,
  * min, max and the bitwise operators give the same bits either way.
  *
- * One pass over the data (decoupled look-back, 16 KiB tiles). An array of
+ * One pass over the data (decoupled look-back, 32 KiB tiles). An array of
  * more than one tile takes the workspace of its stream as wg_reduce does
  * (the same pool, the same streams and graph rules) with 16 bytes and 8
- * (20 for 8-byte types) a tile of extra space, which a cuMemsetD8Async on
+ * (16 for 8-byte types) a tile of extra space, which a cuMemsetD8Async on
  * `stream` after the launch zeroes again for the next one. A launch that
  * needs more extra space than any before on that workspace grows it once:
  * the host waits for the workspace's last launch, then allocates (as
