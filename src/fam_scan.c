@@ -105,9 +105,11 @@ static size_t acc_bytes(const wg_spec *s) {
  * Whole arrays, as measured on the H200 at 2^28 (docs/scan-design.md):
  * 32 KiB tiles staged in shared memory, so that five blocks an SM (48
  * registers a thread) keep loading while their first warps look back; a
- * poll of 128 statuses a window (4 a lane); and, in grids of many tiles,
- * a 1 us sleep before the first poll and 400 ns between polls, as CUB's
- * tuning for sm_90 does: f32 went from 1864 to 3117 GB/s (1.02x CUB).
+ * poll of 128 statuses a window (4 a lane; 64 and 2 for 8-byte
+ * accumulators, whose statuses are pairs of words); and, in grids of many
+ * tiles, a 1 us sleep before the first poll and 400 ns between polls, as
+ * CUB's tuning for sm_90 does: f32 went from 1864 to 3117 GB/s (1.02x CUB),
+ * f64 to 3166 (0.98x).
  * Rows keep 16 KiB tiles and three blocks an SM: their kernel also holds
  * the group-per-row path (mode 0), which spills at 48 registers. */
 typedef struct tile_shape {
@@ -117,8 +119,8 @@ typedef struct tile_shape {
 
 static tile_shape tile_shape_for(const wg_spec *s) {
   if (is_rows(s->primitive)) return (tile_shape){WG_SCAN_BLOCK, 4, 3, {4, 1000, 400, 0}};
-  /* 8-byte accumulators poll 2 statuses a lane: their pairs of words took
-   * 4 past 48 registers (docs/scan-design.md). */
+  /* With 4 a lane, 8-byte accumulators' pairs of words spilled past 48
+   * registers (docs/scan-design.md). */
   return (tile_shape){WG_SCAN_BLOCK, 8, 5, {acc_bytes(s) > 4 ? 2 : 4, 1000, 400, 0}};
 }
 
