@@ -42,22 +42,44 @@ struct wg_params { wg_param p[${max_params}]; };
 #define WG_VEC ((int)(16 / sizeof(wg_elem))) /* keys a 16-byte vector */
 
 ${helpers}
+/* What every key's bin needs from the call, worked out once a thread (a
+ * float range's reciprocal, for one: a division a key costs more than the
+ * rest of its counting). */
+struct wg_bin_setup {
+${bin_fields}};
+
+static __device__ __forceinline__ wg_bin_setup wg_bin_prepare(long long nbins,
+                                                              const wg_params &wg_pp) {
+  (void)nbins; (void)wg_pp;
+  wg_bin_setup c;
+${bin_prepare}  return c;
+}
+
 /* The bin of key x (element i of n) among nbins, or -1 when it is counted
  * nowhere. */
 static __device__ __forceinline__ int wg_bin(wg_elem x, long long i, long long n,
-                                             long long nbins, const wg_params &wg_pp) {
-  (void)i; (void)n; (void)nbins; (void)wg_pp;
+                                             long long nbins, const wg_params &wg_pp,
+                                             const wg_bin_setup &c) {
+  (void)i; (void)n; (void)nbins; (void)wg_pp; (void)c;
 ${bin_body}
 }
 
-/* Adds c to bin b (0 <= b < nbins) of the private histogram h or, for
- * method 2 and for wrapped 16-bit counters, of the output. */
-static __device__ __forceinline__ void wg_add(unsigned *h, wg_count *out, long long nbins,
-                                              int b, unsigned c) {
-  (void)nbins;
+/* Adds c to bin b (0 <= b < nbins) of the private histogram h (hs: its
+ * shared-window address) or, for method 2 and for wrapped 16-bit counters,
+ * of the output. */
+static __device__ __forceinline__ void wg_add(unsigned *h, unsigned hs, wg_count *out,
+                                              long long nbins, int b, unsigned c) {
+  (void)nbins; (void)h; (void)hs;
 #if WG_METHOD == 0
   (void)out;
+#ifdef __CUDA_ARCH__
+  /* A reduction on the 32-bit shared address: atomicAdd on a generic
+   * pointer has each add convert the pointer to the shared window first. */
+  asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(hs + 4u * (unsigned)b), "r"(c)
+               : "memory");
+#else /* the host emulation (tests/emulate) has no shared window */
   atomicAdd(h + b, c);
+#endif
 #elif WG_METHOD == 1
   /* Bin b is half (b & 1) of word b / 2. When this add wraps the half, the
    * 65536 it lost go to the output; a low half's carry went into the high
@@ -90,22 +112,23 @@ static __device__ __forceinline__ bool wg_worth_aggregating(int b) {
 
 /* Counts one bin a lane (b = -1: none) for the whole warp; aggregate
  * (warp-uniform) says whether to look for equal bins. */
-static __device__ __forceinline__ void wg_warp_count(int b, unsigned *h, wg_count *out,
-                                                     long long nbins, bool aggregate) {
+static __device__ __forceinline__ void wg_warp_count(int b, unsigned *h, unsigned hs,
+                                                     wg_count *out, long long nbins,
+                                                     bool aggregate) {
   const unsigned lane = threadIdx.x & 31u;
   if (!aggregate) {
-    if (b >= 0) wg_add(h, out, nbins, b, 1u);
+    if (b >= 0) wg_add(h, hs, out, nbins, b, 1u);
     return;
   }
   const int first = __shfl_sync(0xffffffffu, b, 0);
   const unsigned same = __ballot_sync(0xffffffffu, b == first);
   if (same == 0xffffffffu) { /* one bin (or none) for the whole warp */
-    if (lane == 0u && first >= 0) wg_add(h, out, nbins, first, 32u);
+    if (lane == 0u && first >= 0) wg_add(h, hs, out, nbins, first, 32u);
   } else if (__popc(same) > 1) { /* bins repeat: one add a distinct bin */
     const unsigned peers = __match_any_sync(0xffffffffu, b);
-    if (b >= 0 && lane == (unsigned)(__ffs(peers) - 1)) wg_add(h, out, nbins, b, (unsigned)__popc(peers));
+    if (b >= 0 && lane == (unsigned)(__ffs(peers) - 1)) wg_add(h, hs, out, nbins, b, (unsigned)__popc(peers));
   } else if (b >= 0) {
-    wg_add(h, out, nbins, b, 1u);
+    wg_add(h, hs, out, nbins, b, 1u);
   }
 }
 
@@ -125,9 +148,12 @@ ${kernel}(const wg_elem *__restrict__ in, unsigned long long n,
   for (unsigned w = threadIdx.x; w < WG_COPIES * WG_WORDS; w += WG_BLOCK) wg_hist[w] = 0u;
   __syncthreads();
   unsigned *const h = wg_hist + (WG_COPIES == 1 ? 0u : (threadIdx.x >> 5) * WG_WORDS);
+  const unsigned hs = (unsigned)__cvta_generic_to_shared(h);
 #else
   unsigned *const h = 0;
+  const unsigned hs = 0u;
 #endif
+  const wg_bin_setup setup = wg_bin_prepare(nbins, params);
   const long long len = (long long)n;
 
   /* A scalar head up to the first 16-byte boundary, whole vectors, and a
@@ -138,11 +164,12 @@ ${kernel}(const wg_elem *__restrict__ in, unsigned long long n,
   const unsigned long long vectors = (n - head) / WG_VEC;
   const unsigned long long tail = head + vectors * WG_VEC;
   if (blockIdx.x == 0 && threadIdx.x < 32) {
-    wg_warp_count(lane < head ? wg_bin(in[lane], (long long)lane, len, nbins, params) : -1,
-                  h, out, nbins, true);
+    wg_warp_count(lane < head ? wg_bin(in[lane], (long long)lane, len, nbins, params, setup)
+                              : -1,
+                  h, hs, out, nbins, true);
     const unsigned long long t = tail + lane;
-    wg_warp_count(t < n ? wg_bin(in[t], (long long)t, len, nbins, params) : -1, h, out,
-                  nbins, true);
+    wg_warp_count(t < n ? wg_bin(in[t], (long long)t, len, nbins, params, setup) : -1, h,
+                  hs, out, nbins, true);
   }
 
   const uint4 *body = (const uint4 *)(in + head);
@@ -166,10 +193,10 @@ ${kernel}(const wg_elem *__restrict__ in, unsigned long long n,
 #pragma unroll
       for (int j = 0; j < WG_VEC; j++) {
         const int b = v < vectors ? wg_bin(e.e[j], (long long)(head + v * WG_VEC + j), len,
-                                           nbins, params)
+                                           nbins, params, setup)
                                   : -1;
         if (u == 0 && j == 0) aggregate = wg_worth_aggregating(b);
-        wg_warp_count(b, h, out, nbins, aggregate);
+        wg_warp_count(b, h, hs, out, nbins, aggregate);
       }
     }
   }

@@ -47,5 +47,8 @@ run i64 6 65536 u64 "140001 1 1 2" "9000 3 3 3"
 run bf16 1 1000 u32 "5000 3 1 3"
 run f64 3 200000 u32 "5000 3 1 3" "3000 1 0 2"
 run u32 5 1 u32 "3000 2 1 3"
+# the float bin's quotient: a reciprocal refined once is the division
+cc -O2 -ffp-contract=off tests/emulate/divcheck.c -o "$work/divcheck" -lm &&
+  "$work/divcheck" 20000000 || fail=1
 echo "check_hist: $([ $fail -eq 0 ] && echo all passed || echo FAILURES)"
 exit $fail

@@ -21,6 +21,8 @@ static inline int __popc(unsigned x) { return __builtin_popcount(x); }
 static inline int __ffs(unsigned x) { return __builtin_ffs((int)x); }
 static inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
 template <class T> static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+/* The kernel's shared address is unused on the host (no shared window). */
+static inline size_t __cvta_generic_to_shared(const void *p) { return (size_t)p; }
 #define __launch_bounds__(x)
 /* The truncating conversions come from shim.h (expr_shim.h). */
 extern "C" { unsigned wg_hist[1 << 17]; } /* the kernel's extern __shared__ array */
