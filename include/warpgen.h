@@ -1111,8 +1111,10 @@ WG_API int wg_scan_array(wg_context *ctx, wg_type type, wg_operator op, int excl
  * r * out_stride of `out` (strides >= cols when rows > 1). Operators,
  * output type, in place, determinism, streams and graphs as wg_scan_array;
  * rows == 0 or cols == 0 is a no-op. Short rows run a group of lanes per
- * row and need no workspace; long rows a warp per row when there are many,
- * else tiles with look-back (a workspace as wg_scan_array). */
+ * row and need no workspace; longer rows a warp per row when there are many
+ * and they are shorter than a tile (8192 elements of 4 bytes), else
+ * wg_scan_array's tiles with look-back within each row (a workspace as
+ * wg_scan_array; tiles never cross rows). */
 WG_API int wg_scan_rows(wg_context *ctx, wg_type type, wg_operator op, int exclusive,
                         uint64_t in, uint64_t rows, uint64_t cols, uint64_t in_stride,
                         uint64_t out, uint64_t out_stride, void *stream);

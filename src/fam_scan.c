@@ -9,14 +9,15 @@
  * How a launch runs (templates/scan.cu says how each mode works):
  *   - rows of at most WG_SCAN_SHORT_VECTORS 16-byte vectors: a group of
  *     lanes per row (mode 0), the group's size chosen from the spec's cols;
- *   - whole arrays and longer rows: tiles (tile_shape_for);
+ *   - whole arrays and longer rows: tiles (tile_shape_for), rows through
+ *     the whole-array kernel (its tiles code takes rows and strides);
  *     one tile in all goes to one block (mode 1, no workspace), more tiles
  *     to a block each, with decoupled look-back (mode 2), whose tile
  *     counter and statuses live in the extra space of the stream's
  *     workspace (workspace.c: zero when a launch starts), zeroed again by
  *     a memset on the caller's stream after the launch;
- *   - long rows, many of them: a warp per row (mode 0) fills the GPU
- *     without any workspace.
+ *   - long rows shorter than a tile, many of them: a warp per row (mode 0)
+ *     fills the GPU without any workspace.
  */
 #include "driver.h"
 #include "expr.h"
@@ -84,6 +85,13 @@ static int64_t spec_cols(wg_type type, uint64_t cols) {
   return (int64_t)(pow2_at_least(vectors ? vectors : 1) * vec);
 }
 
+
+/* Bytes of the accumulator: f16 and bf16 accumulate in f32. */
+static size_t acc_bytes(const wg_spec *s) {
+  const size_t size = wg_types[wg_spec_value_type(s)].size;
+  return size < 4 ? 4 : size;
+}
+
 /* Is the operator exact (any grouping gives the same bits)? Integers,
  * min, max and the bitwise operators are; floating sums and products and
  * user combines are not (a combine's algebra is unknown). */
@@ -93,11 +101,9 @@ static bool exact_operator(const wg_spec *s) {
   return s->op == WG_OP_MIN || s->op == WG_OP_MAX;
 }
 
-/* Bytes of the accumulator: f16 and bf16 accumulate in f32. */
-static size_t acc_bytes(const wg_spec *s) {
-  const size_t size = wg_types[wg_spec_value_type(s)].size;
-  return size < 4 ? 4 : size;
-}
+/* May the look-back fold whole windows of aggregates? When the order cannot
+ * change the bits, or when the caller gave up determinism. */
+static bool multi_window(const wg_spec *s) { return !s->deterministic || exact_operator(s); }
 
 /* Modes 1 and 2: the block, the tile (vectors a thread), the blocks an SM
  * must hold, and the look-back's polling (templates/scan.cu, WG_LB_*).
@@ -105,13 +111,16 @@ static size_t acc_bytes(const wg_spec *s) {
  * Whole arrays, as measured on the H200 at 2^28 (docs/scan-design.md):
  * 32 KiB tiles staged in shared memory, so that five blocks an SM (48
  * registers a thread) keep loading while their first warps look back; a
- * poll of 128 statuses a window (4 a lane; 64 and 2 for 8-byte
- * accumulators, whose statuses are pairs of words); and, in grids of many
- * tiles, a 1 us sleep before the first poll and 400 ns between polls, as
- * CUB's tuning for sm_90 does: f32 went from 1864 to 3117 GB/s (1.02x CUB),
- * f64 to 3166 (0.98x).
- * Rows keep 16 KiB tiles and three blocks an SM: their kernel also holds
- * the group-per-row path (mode 0), which spills at 48 registers. */
+ * poll of 128 statuses a window (4 a lane) for accumulators of up to 4
+ * bytes; and, in grids of many tiles, a 1 us sleep before the first poll
+ * and 400 ns between polls, as CUB's tuning for sm_90 does: f32 went from
+ * 1864 to 3117 GB/s (1.02x CUB). 8-byte accumulators' statuses are pairs
+ * of words: a look-back that folds whole windows polls 32 (one a lane:
+ * f64 with deterministic=0 3485 GB/s, 1.06x CUB, against 3204 polling
+ * 64), one that must find an inclusive prefix inside its window polls 64
+ * (two a lane: 3221 GB/s, 0.98x; with 32 it waits twice as often, 0.47x).
+ * Rows run mode 0 only (a row of at least a tile runs the whole-array
+ * kernel, scan_run): only the block and the blocks an SM count there. */
 typedef struct tile_shape {
   unsigned block, vpt, min_blocks;
   wg_lookback_knobs lookback;
@@ -121,7 +130,8 @@ static tile_shape tile_shape_for(const wg_spec *s) {
   if (is_rows(s->primitive)) return (tile_shape){WG_SCAN_BLOCK, 4, 3, {4, 1000, 400, 0}};
   /* With 4 a lane, 8-byte accumulators' pairs of words spilled past 48
    * registers (docs/scan-design.md). */
-  return (tile_shape){WG_SCAN_BLOCK, 8, 5, {acc_bytes(s) > 4 ? 2 : 4, 1000, 400, 0}};
+  const int k = acc_bytes(s) <= 4 ? 4 : multi_window(s) ? 1 : 2;
+  return (tile_shape){WG_SCAN_BLOCK, 8, 5, {k, 1000, 400, 0}};
 }
 
 /* --- the descriptor -------------------------------------------------------- */
@@ -178,9 +188,6 @@ static int scan_source(wg_context *ctx, wg_buf *out, const wg_spec *s) {
   snprintf(vpl, sizeof vpl, "%d", shape.vpl);
   snprintf(min_blocks, sizeof min_blocks, "%u", tiles.min_blocks);
   const bool exclusive = is_exclusive(s->primitive);
-  /* Whole windows of aggregates may be folded when the order cannot
-   * change the bits, or when the caller gave up determinism. */
-  const bool multi_window = !s->deterministic || exact_operator(s);
   wg_buf prelude = {0}, lookback = {0};
   int rc = wg_codegen_prelude(ctx, &prelude, s);
   if (!rc) rc = wg_codegen_lookback(ctx, &lookback, tiles.lookback);
@@ -197,11 +204,11 @@ static int scan_source(wg_context *ctx, wg_buf *out, const wg_spec *s) {
       {"group", group},
       {"vpl", vpl},
       {"exclusive", exclusive ? "1" : "0"},
-      {"multi_window", multi_window ? "1" : "0"},
+      {"multi_window", multi_window(s) ? "1" : "0"},
       {"min_blocks", min_blocks},
       {"lookback", lookback.data},
       {"has_groups", is_rows(s->primitive) ? "1" : "0"},
-      {"has_tiles", !is_rows(s->primitive) || s->cols == 0 ? "1" : "0"},
+      {"has_tiles", is_rows(s->primitive) ? "0" : "1"},
     };
     rc = wg_template_render(ctx, out, "scan.cu", vars, WG_COUNT_OF(vars));
   }
@@ -300,6 +307,16 @@ static int span_of(wg_context *ctx, uint64_t *span, const char *what, uint64_t r
   return WG_OK;
 }
 
+/* The whole-array spec of the same scan as a rows spec (or the spec). */
+static wg_spec array_spec_of(const wg_spec *s) {
+  wg_spec a = *s;
+  if (is_rows(s->primitive)) {
+    a.primitive = is_exclusive(s->primitive) ? WG_EXSCAN_ARRAY : WG_SCAN_ARRAY;
+    a.cols = 0;
+  }
+  return a;
+}
+
 /* A scan of a validated spec over `rows` rows (scan-array: one row of n). */
 static int scan_run(wg_context *ctx, const wg_spec *specp, uint64_t in, uint64_t rows,
                     uint64_t cols, uint64_t in_stride, uint64_t out, uint64_t out_stride,
@@ -331,14 +348,29 @@ static int scan_run(wg_context *ctx, const wg_spec *specp, uint64_t in, uint64_t
   const uint64_t resident = k->default_grid ? k->default_grid : 1;
   const uint64_t warps = WG_SCAN_BLOCK / 32u;
   const scan_shape shape = shape_for(&spec);
-  if (is_rows(spec.primitive) && (spec.cols != 0 || rows >= resident * warps / 2)) {
-    /* A group per row; long rows: a warp each, enough of them to give
-     * every resident warp one. */
+  const wg_spec array = array_spec_of(&spec);
+  const tile_shape array_shape = tile_shape_for(&array);
+  const uint64_t array_tile = (uint64_t)array_shape.block * array_shape.vpt * (16u / in_size);
+  if (is_rows(spec.primitive) &&
+      (spec.cols != 0 || (cols < array_tile && rows >= resident * warps / 2))) {
+    /* A group per row; long rows shorter than a tile: a warp each, when
+     * there are enough of them to give every resident warp one. On the
+     * H200 (f32) rows of a tile and more run faster as tiles: 8192 x 8192
+     * at 0.91 of copy against 0.87 a warp a row. */
     const uint64_t per_block = WG_SCAN_BLOCK / (uint64_t)shape.group;
     uint64_t grid = rows / per_block + (rows % per_block != 0);
     if (grid > resident) grid = resident;
     return launch(ctx, k, &spec, 0, grid, 0, in, out, rows, cols, in_stride, out_stride,
                   stream);
+  }
+  if (is_rows(spec.primitive)) {
+    /* Tiles, and the whole-array kernel's: the same tiles code (a tile
+     * never crosses a row) without the group path, and so twice the tile
+     * and five blocks an SM (tile_shape_for). 1024 rows of 65536 f32 went
+     * from 0.64 to 0.83 of copy. */
+    spec = array;
+    status = wg_kernel_get(ctx, &k, &spec);
+    if (status != WG_OK) return status;
   }
   const tile_shape ts = tile_shape_for(&spec);
   const uint64_t tile = (uint64_t)ts.block * ts.vpt * (16u / in_size);

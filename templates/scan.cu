@@ -20,7 +20,7 @@
  * Launch argument `mode`:
  *   0  a group of WG_GROUP lanes per row, WG_VPL vectors a lane a pass,
  *      passes carrying the row's prefix (short rows; also a warp per long
- *      row when there are rows enough to fill the GPU);
+ *      row shorter than a tile when there are rows enough to fill the GPU);
  *   1  tiles of WG_TILE elements (WG_BLOCK threads, WG_VPT vectors each),
  *      all taken in order by one block, which carries the prefix (a grid of
  *      one block, no workspace: small inputs);
@@ -56,8 +56,9 @@ ${prelude}
 /* The look-back of mode 2. */
 ${lookback}
 #define WG_MULTI_WINDOW ${multi_window}
-/* The modes this kernel has: short rows only mode 0, whole arrays modes 1
- * and 2, long rows all three (each path costs registers). */
+/* The modes this kernel has: rows mode 0, whole arrays modes 1 and 2 (each
+ * path costs registers; rows long enough for tiles run the whole-array
+ * kernel, whose tiles take rows and strides). */
 #define WG_HAS_GROUPS ${has_groups}
 #define WG_HAS_TILES ${has_tiles}
 #define WG_VEC ((int)(16 / sizeof(wg_elem)))          /* elements a vector */
