@@ -165,14 +165,15 @@ typedef struct bin_parts {
  * Markstein step, fma(fma(-q, d, t), r, q): with r correctly rounded and
  * nothing over- or underflowing, that is t / d correctly rounded, the very
  * quotient a division gives (tests/emulate/divcheck.c checks it, bit for
- * bit). A range whose width lies outside [2^-100, 2^100], or whose width
+ * bit, over widths of [2^-100, 2^100]). A range whose width lies outside
+ * [1e-30, 1e30] (inside that, and plain decimal literals), or whose width
  * times the bins is not finite, keeps the division. */
 static void float_bin(bin_parts *p, const char *v, const char *load, bool f64) {
   wg_buf_printf(&p->fields, "  %s lo, hi, width, bins, recip;\n  bool refine;\n", v);
   wg_buf_printf(&p->prepare,
                 "  c.lo = (%s)wg_pp.p[0].f64, c.hi = (%s)wg_pp.p[1].f64;\n"
                 "  c.width = c.hi - c.lo, c.bins = (%s)nbins, c.recip = (%s)1 / c.width;\n"
-                "  c.refine = c.width >= (%s)0x1p-100 && c.width <= (%s)0x1p100 &&\n"
+                "  c.refine = c.width >= (%s)1e-30 && c.width <= (%s)1e30 &&\n"
                 "             c.width * c.bins <= (%s)%s;\n",
                 v, v, v, v, v, v, v, f64 ? "1.79769313486231570815e+308" : "3.40282346638528859812e+38f");
   wg_buf_printf(&p->body,
