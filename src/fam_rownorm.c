@@ -4,10 +4,10 @@
  * cols= key, the kernel name, the source from templates/rownorm.cu, the
  * operation a template value) and the public calls that launch them.
  *
- * The shape comes from the row length, as reduce-rows chooses it: a
- * logical warp of 1 to 32 lanes for short rows, a warp, or a block of up
- * to 1024 threads, each lane holding up to 32 values (16 for f64) in
- * registers, so that a row is read once. Rows longer than a block holds
+ * The shape comes from the row length: a logical warp of 1 to 32 lanes
+ * for short rows, a warp, or a block of up to 1024 threads, each lane
+ * holding up to 4 16-byte vectors in registers (f32 rows past 16384
+ * elements: up to 8), so that a row is read once. Rows longer than a block holds
  * are streamed twice by a block of 1024 (templates/rownorm.cu).
  */
 #include "driver.h"
@@ -68,23 +68,21 @@ static unsigned max_chunks(wg_type type) { return wg_types[type].size == 4 ? 8u 
 /* Short rows (up to 128 vectors): the fewest lanes, a power of two, that
  * hold the row at up to 4 vectors a lane (at least 2 lanes once a row has
  * 2 vectors, so a lane pair reads whole 32-byte sectors), and up to 4 rows
- * in flight when a lane holds fewer than 4 vectors. Then a warp of up to
- * max_chunks a lane; then a block. cols 0 (any): the largest block. */
+ * in flight when a lane holds fewer than 4 vectors. Longer rows: a warp or
+ * a block, again at up to 4 vectors a lane while 1024 threads hold the row
+ * so, then up to max_chunks. On the H200 (2^26 f32, × copy), 4 a lane
+ * beat 8: rows of 1024 0.89 -> 0.95 (softmax; the kernel made for 2048,
+ * whose lanes hold 4 of them), rows of 4096 0.86 -> 0.94; for bf16 4 a lane
+ * was already the rule and the best. cols 0 (any): the largest block. */
 static rownorm_shape shape_for(wg_type type, int64_t cols) {
   const uint64_t vec = 16u / wg_types[type].size, most = max_chunks(type);
   rownorm_shape s = {1024, (unsigned)most, 1, 1024};
   if (cols <= 0) return s;
   const uint64_t vectors = ((uint64_t)cols + vec - 1) / vec;
   if (vectors > 1024 * most) return s;
-  uint64_t group;
-  if (vectors <= 32 * WG_SHORT_CHUNKS) {
-    group = pow2_at_least((vectors + WG_SHORT_CHUNKS - 1) / WG_SHORT_CHUNKS);
-    if (vectors >= 2 && group < 2) group = 2;
-  } else if (vectors <= 32 * most) {
-    group = 32;
-  } else {
-    group = pow2_at_least((vectors + most - 1) / most);
-  }
+  const uint64_t per_lane = vectors <= 1024 * WG_SHORT_CHUNKS ? WG_SHORT_CHUNKS : most;
+  uint64_t group = pow2_at_least((vectors + per_lane - 1) / per_lane);
+  if (vectors >= 2 && group < 2) group = 2;
   s.group = (unsigned)group;
   s.chunks = (unsigned)((vectors + group - 1) / group);
   s.rows_per_round = group <= 32 && s.chunks < 4 ? 4u / s.chunks : 1u;
