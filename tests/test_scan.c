@@ -439,6 +439,9 @@ START_TEST(rows_long_shapes_and_in_place) {
       {WG_F32, WG_OP_SUM, quick() ? 30 : 20000, 1100},
       {WG_F16, WG_OP_MAX, quick() ? 30 : 4000, 2500},
       {WG_U32, WG_OP_XOR, 1, quick() ? 9000 : 5000000},
+      /* Rows of exactly one whole-array tile (8192 f32), many of them:
+       * every tile starts a row. */
+      {WG_F32, WG_OP_SUM, quick() ? 9 : 600, 8192},
   };
   for (size_t s = 0; s < WG_COUNT_OF(shapes); s++)
     for (int det = 1; det >= 0; det--)
