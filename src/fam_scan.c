@@ -85,7 +85,6 @@ static int64_t spec_cols(wg_type type, uint64_t cols) {
   return (int64_t)(pow2_at_least(vectors ? vectors : 1) * vec);
 }
 
-
 /* Bytes of the accumulator: f16 and bf16 accumulate in f32. */
 static size_t acc_bytes(const wg_spec *s) {
   const size_t size = wg_types[wg_spec_value_type(s)].size;
