@@ -317,9 +317,10 @@ static void set_up(void) {
     "reduce-array f64 sum map=\"x * p0 + i\" params=f64 final=\"r / f64(n)\"",
     "reduce-array i64 combine=\"a + b\" identity=\"p0\" params=i64",
     "reduce-rows f16 sum map=\"x + y + z + w > 0\" inputs=f16,f16,f16,f16",
-    /* histograms: their bin rules (signed, unsigned, float range, map) */
+    /* histograms: their bin rules (signed, unsigned, float range in f32
+     * and in f64, map) */
     "histogram i32 bins=256", "histogram u64 bins=200000",
-    "histogram f32 bins=65536 counts=u64",
+    "histogram f32 bins=65536 counts=u64", "histogram f64 bins=255 counts=u64",
     "histogram f16 bins=100 map=\"i32(x * p0)\" params=f32"};
   for (size_t k = 0; k < WG_COUNT_OF(expression_specs); k++) {
     wg_spec spec;
