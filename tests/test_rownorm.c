@@ -17,7 +17,9 @@
  *                        with a finite pattern first, and the gaps between
  *                        output rows must keep it. Exits 77 without a GPU.
  *                        WARPGEN_ROWNORM_QUICK=1: small sizes and three
- *                        layouts only (for compute-sanitizer).
+ *                        layouts only (for compute-sanitizer). A test case
+ *                        an operation: CK_RUN_CASE=softmax, log-softmax,
+ *                        layernorm, rmsnorm or repeat runs one.
  *   test_rownorm --specs every spec the gpu part launches, one a line (to
  *                        fill a disk cache ahead on a machine without GPU)
  *   test_rownorm --specs-for COLS...  the specs the calls use for these
@@ -467,24 +469,33 @@ START_TEST(gpu_repeat_and_spec) {
 }
 END_TEST
 
+static TCase *test_case(Suite *s, const char *name) {
+  TCase *tc = tcase_create(name);
+  tcase_set_timeout(tc, 1800);
+  suite_add_tcase(s, tc);
+  return tc;
+}
+
+/* The gpu part has a test case an operation (CK_RUN_CASE=softmax,
+ * log-softmax, layernorm, rmsnorm or repeat runs one), so that a script
+ * can run them side by side: each checks its launches against the host
+ * oracle, whose long double sums over rows of 2^20 take most of the time. */
 static Suite *suite(const char *part) {
   Suite *s = suite_create("rownorm");
-  TCase *tc = tcase_create(part);
-  tcase_set_timeout(tc, 1800);
   if (!strcmp(part, "unit")) {
+    TCase *tc = test_case(s, part);
     tcase_add_test(tc, shapes_hold_their_rows);
     tcase_add_test(tc, spec_text);
     tcase_add_test(tc, bad_arguments);
   } else if (!strcmp(part, "nvrtc")) {
-    tcase_add_test(tc, every_shape_compiles);
+    tcase_add_test(test_case(s, part), every_shape_compiles);
   } else {
-    tcase_add_test(tc, gpu_softmax);
-    tcase_add_test(tc, gpu_log_softmax);
-    tcase_add_test(tc, gpu_layernorm);
-    tcase_add_test(tc, gpu_rmsnorm);
-    tcase_add_test(tc, gpu_repeat_and_spec);
+    tcase_add_test(test_case(s, "softmax"), gpu_softmax);
+    tcase_add_test(test_case(s, "log-softmax"), gpu_log_softmax);
+    tcase_add_test(test_case(s, "layernorm"), gpu_layernorm);
+    tcase_add_test(test_case(s, "rmsnorm"), gpu_rmsnorm);
+    tcase_add_test(test_case(s, "repeat"), gpu_repeat_and_spec);
   }
-  suite_add_tcase(s, tc);
   return s;
 }
 
