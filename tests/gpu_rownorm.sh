@@ -79,13 +79,13 @@ step "Check suite: test_rownorm gpu (oracle, every type and shape)"
 # Its test cases side by side, one process each: one after another they
 # ran past 120 s on the H200 (2026-12-02), most of it the host oracle's
 # long double sums over rows of 2^20.
-for c in softmax log-softmax layernorm rmsnorm repeat; do
+for c in softmax log-softmax layernorm rmsnorm repeat streams; do
   ( CK_RUN_CASE=$c timeout 120 "$bin/test_rownorm" gpu >"$out/rownorm-gpu-$c.log" 2>&1
     echo $? >"$out/rownorm-gpu-$c.rc" ) &
 done
 wait
 verdict[check]=PASS
-for c in softmax log-softmax layernorm rmsnorm repeat; do
+for c in softmax log-softmax layernorm rmsnorm repeat streams; do
   rc=$(cat "$out/rownorm-gpu-$c.rc")
   echo "test_rownorm gpu $c: exit $rc, $(grep -h 'Checks:' "$out/rownorm-gpu-$c.log")"
   # A case name the suite lacks would run nothing and exit 0.

@@ -19,13 +19,15 @@
  *                        WARPGEN_ROWNORM_QUICK=1: small sizes and three
  *                        layouts only (for compute-sanitizer). A test case
  *                        an operation: CK_RUN_CASE=softmax, log-softmax,
- *                        layernorm, rmsnorm or repeat runs one.
+ *                        layernorm, rmsnorm, repeat or streams (several
+ *                        streams and a graph) runs one.
  *   test_rownorm --specs every spec the gpu part launches, one a line (to
  *                        fill a disk cache ahead on a machine without GPU)
  *   test_rownorm --specs-for COLS...  the specs the calls use for these
  *                        row lengths (every operation and type)
  * Fresh random inputs every run; WARPGEN_TEST_SEED replays one.
  */
+#include "cuda_support.h"
 #include "fam_rownorm.h"
 #include "oracle.h"
 #include "support.h"
@@ -235,21 +237,27 @@ typedef struct rn_case {
   double eps;
 } rn_case;
 
-static int launch(wg_context *ctx, const rn_case *c, uint64_t in, uint64_t w, uint64_t b,
-                  uint64_t out, uint64_t in_stride, uint64_t out_stride) {
+static int launch_on(wg_context *ctx, const rn_case *c, uint64_t in, uint64_t w, uint64_t b,
+                     uint64_t out, uint64_t in_stride, uint64_t out_stride, void *stream) {
   switch (c->p) {
   case WG_SOFTMAX_ROWS:
-    return wg_softmax_rows(ctx, c->t, in, out, c->rows, c->cols, in_stride, out_stride, NULL);
+    return wg_softmax_rows(ctx, c->t, in, out, c->rows, c->cols, in_stride, out_stride,
+                           stream);
   case WG_LOG_SOFTMAX_ROWS:
     return wg_log_softmax_rows(ctx, c->t, in, out, c->rows, c->cols, in_stride, out_stride,
-                               NULL);
+                               stream);
   case WG_LAYERNORM_ROWS:
     return wg_layer_norm_rows(ctx, c->t, in, w, b, out, c->rows, c->cols, in_stride,
-                              out_stride, c->eps, NULL);
+                              out_stride, c->eps, stream);
   default:
     return wg_rms_norm_rows(ctx, c->t, in, w, out, c->rows, c->cols, in_stride, out_stride,
-                            c->eps, NULL);
+                            c->eps, stream);
   }
+}
+
+static int launch(wg_context *ctx, const rn_case *c, uint64_t in, uint64_t w, uint64_t b,
+                  uint64_t out, uint64_t in_stride, uint64_t out_stride) {
+  return launch_on(ctx, c, in, w, b, out, in_stride, out_stride, NULL);
 }
 
 static double uniform(uint64_t seed, uint64_t salt, uint64_t i) {
@@ -410,6 +418,103 @@ static void gpu_prim(wg_primitive p) {
   wg_context_destroy(ctx);
 }
 
+/* Calls overlapping on four streams (each held busy first, so that they
+ * start together), then captured into a graph replayed twice beside eager
+ * calls on another stream: each job (an operation, f32, 300 rows of 1000
+ * or 4096, weight and bias) checked row by row against the oracle. */
+START_TEST(gpu_streams_and_graphs) {
+  wg_context *ctx = wg_test_context();
+  test_cuda cu;
+  test_cuda_open(ctx, &cu);
+  enum { JOBS = 8, STREAMS = 4, ROWS = 300, MOST_COLS = 4096 };
+  const size_t size = 4, job_bytes = (size_t)ROWS * MOST_COLS * size;
+  unsigned char *in = malloc(JOBS * job_bytes), *got = malloc(job_bytes);
+  unsigned char *w = malloc(MOST_COLS * size), *b = malloc(MOST_COLS * size);
+  double *value = malloc(MOST_COLS * sizeof *value), *scale = malloc(MOST_COLS * sizeof *scale);
+  ck_assert(in && got && w && b && value && scale);
+  uint64_t d_in = 0, d_out = 0, d_w = 0, d_b = 0;
+  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &d_in, JOBS * job_bytes));
+  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &d_out, JOBS * job_bytes));
+  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &d_w, MOST_COLS * size));
+  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &d_b, MOST_COLS * size));
+  const uint64_t seed = wg_test_seed() ^ 0x57ea;
+  for (uint64_t i = 0; i < (uint64_t)JOBS * ROWS * MOST_COLS; i++)
+    wg_oracle_set(WG_F32, in, i, (uniform(seed, 1, i) - 0.5) * 16.0);
+  for (uint64_t j = 0; j < MOST_COLS; j++) {
+    wg_oracle_set(WG_F32, w, j, (uniform(seed, 4, j) - 0.5) * 4.0);
+    wg_oracle_set(WG_F32, b, j, (uniform(seed, 5, j) - 0.5) * 4.0);
+  }
+  WG_TEST_OK(ctx, wg_memcpy_htod(ctx, d_in, in, JOBS * job_bytes, NULL));
+  WG_TEST_OK(ctx, wg_memcpy_htod(ctx, d_w, w, MOST_COLS * size, NULL));
+  WG_TEST_OK(ctx, wg_memcpy_htod(ctx, d_b, b, MOST_COLS * size, NULL));
+  rn_case jobs[JOBS];
+  for (int j = 0; j < JOBS; j++)
+    jobs[j] = (rn_case){prims[j % 4], WG_F32, ROWS, j < 4 ? 1000 : MOST_COLS, 0, 0, 0,
+                        true, true, false, false, 1e-5};
+  CUstream streams[STREAMS];
+  for (int k = 0; k < STREAMS; k++) CU(cu.StreamCreate(&streams[k], CU_STREAM_NON_BLOCKING));
+#define JOB(j, stream)                                                                \
+  WG_TEST_OK(ctx, launch_on(ctx, &jobs[j], d_in + (uint64_t)(j) * job_bytes, d_w, d_b, \
+                            d_out + (uint64_t)(j) * job_bytes, jobs[j].cols,           \
+                            jobs[j].cols, (stream)))
+  for (int round = 0; round < 2; round++) {
+    WG_TEST_OK(ctx, wg_memset_d8(ctx, d_out, POISON, JOBS * job_bytes, NULL));
+    WG_TEST_OK(ctx, wg_stream_sync(ctx, NULL));
+    if (round == 0) { /* eager, four streams that start together */
+      for (int k = 0; k < STREAMS; k++) test_cuda_hold_stream(&cu, streams[k], 5);
+      for (int j = 0; j < JOBS; j++) JOB(j, streams[j % STREAMS]);
+    } else { /* jobs 0..3 captured on stream 0, replayed twice; 4..7 eager on stream 1 */
+      CUgraph graph;
+      CUgraphExec exec;
+      CU(cu.StreamBeginCapture(streams[0], CU_STREAM_CAPTURE_MODE_GLOBAL));
+      for (int j = 0; j < JOBS / 2; j++) JOB(j, streams[0]);
+      CU(cu.StreamEndCapture(streams[0], &graph));
+      CU(cu.GraphInstantiate(&exec, graph, 0));
+      for (int replay = 0; replay < 2; replay++) {
+        CU(cu.GraphLaunch(exec, streams[0]));
+        for (int j = JOBS / 2; j < JOBS; j++) JOB(j, streams[1]);
+      }
+      CU(cu.api->CtxSynchronize());
+      CU(cu.GraphExecDestroy(exec));
+      CU(cu.GraphDestroy(graph));
+    }
+    CU(cu.api->CtxSynchronize());
+    for (int j = 0; j < JOBS; j++) {
+      const rn_case *c = &jobs[j];
+      const bool norm = c->p == WG_LAYERNORM_ROWS || c->p == WG_RMSNORM_ROWS;
+      WG_TEST_OK(ctx, wg_memcpy_dtoh(ctx, got, d_out + (uint64_t)j * job_bytes,
+                                     (size_t)ROWS * c->cols * size, NULL));
+      wg_rownorm_want want = {c->cols, value, scale};
+      for (uint64_t r = 0; r < ROWS; r++) {
+        wg_oracle_rownorm_row(&want, c->p, WG_F32, in + (size_t)j * job_bytes, r * c->cols,
+                              c->cols, norm ? w : NULL,
+                              c->p == WG_LAYERNORM_ROWS ? b : NULL, c->eps);
+        uint64_t col = 0;
+        char why[320];
+        ck_assert_msg(wg_oracle_rownorm_check(&want, WG_F32, got, r * c->cols, &col, why,
+                                              sizeof why),
+                      "round %d job %d (%s cols=%" PRIu64 "): row %" PRIu64 ", %s "
+                      "(seed 0x%016" PRIx64 ")", round, j, wg_primitive_name(c->p), c->cols,
+                      r, why, wg_test_seed());
+      }
+    }
+  }
+#undef JOB
+  for (int k = 0; k < STREAMS; k++) CU(cu.StreamDestroy(streams[k]));
+  wg_mem_free(ctx, d_in);
+  wg_mem_free(ctx, d_out);
+  wg_mem_free(ctx, d_w);
+  wg_mem_free(ctx, d_b);
+  free(in);
+  free(got);
+  free(w);
+  free(b);
+  free(value);
+  free(scale);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(gpu_softmax) { gpu_prim(WG_SOFTMAX_ROWS); }
 END_TEST
 START_TEST(gpu_log_softmax) { gpu_prim(WG_LOG_SOFTMAX_ROWS); }
@@ -477,7 +582,7 @@ static TCase *test_case(Suite *s, const char *name) {
 }
 
 /* The gpu part has a test case an operation (CK_RUN_CASE=softmax,
- * log-softmax, layernorm, rmsnorm or repeat runs one), so that a script
+ * log-softmax, layernorm, rmsnorm, repeat or streams runs one), so that a script
  * can run them side by side: each checks its launches against the host
  * oracle, whose long double sums over rows of 2^20 take most of the time. */
 static Suite *suite(const char *part) {
@@ -495,6 +600,7 @@ static Suite *suite(const char *part) {
     tcase_add_test(test_case(s, "layernorm"), gpu_layernorm);
     tcase_add_test(test_case(s, "rmsnorm"), gpu_rmsnorm);
     tcase_add_test(test_case(s, "repeat"), gpu_repeat_and_spec);
+    tcase_add_test(test_case(s, "streams"), gpu_streams_and_graphs);
   }
   return s;
 }
