@@ -54,3 +54,27 @@ void test_cuda_hold_stream(test_cuda *cu, CUstream stream, double ms) {
   void *params[] = {&cycles};
   CU(cu->api->LaunchKernel(cu->spin, 1, 1, 1, 1, 1, 1, 0, stream, params, NULL));
 }
+
+void test_cuda_run_jobs(test_cuda *cu, CUstream *streams, int nstreams, int count,
+                        bool graph, test_cuda_job job, void *arg) {
+  if (!graph) {
+    for (int k = 0; k < nstreams; k++) test_cuda_hold_stream(cu, streams[k], 5);
+    for (int k = 0; k < count; k++) job(arg, k, streams[k % nstreams]);
+  } else {
+    ck_assert(nstreams >= 2);
+    CUgraph g;
+    CUgraphExec exec;
+    CU(cu->StreamBeginCapture(streams[0], CU_STREAM_CAPTURE_MODE_GLOBAL));
+    for (int k = 0; k < count / 2; k++) job(arg, k, streams[0]);
+    CU(cu->StreamEndCapture(streams[0], &g));
+    CU(cu->GraphInstantiate(&exec, g, 0));
+    for (int replay = 0; replay < 2; replay++) {
+      CU(cu->GraphLaunch(exec, streams[0]));
+      for (int k = count / 2; k < count; k++) job(arg, k, streams[1]);
+    }
+    CU(cu->api->CtxSynchronize());
+    CU(cu->GraphExecDestroy(exec));
+    CU(cu->GraphDestroy(g));
+  }
+  CU(cu->api->CtxSynchronize());
+}

@@ -40,4 +40,17 @@ void test_cuda_open(wg_context *ctx, test_cuda *cu);
 /* Holds `stream` for about `ms` milliseconds (at up to 2 GHz). */
 void test_cuda_hold_stream(test_cuda *cu, CUstream stream, double ms);
 
+/* Queues job k (0 <= k < count) of a test on `stream`, failing the test on
+ * any error; arg is the test's. */
+typedef void (*test_cuda_job)(void *arg, int k, CUstream stream);
+
+/* The two ways a streams test runs its `count` jobs, and then waits for
+ * the whole context: graph 0, eagerly, job k on streams[k % nstreams],
+ * each stream held busy for 5 ms first so that the jobs start together;
+ * graph 1, the first half captured on streams[0] into a graph that is
+ * replayed twice, each replay beside the second half queued eagerly on
+ * streams[1] (nstreams >= 2). */
+void test_cuda_run_jobs(test_cuda *cu, CUstream *streams, int nstreams, int count,
+                        bool graph, test_cuda_job job, void *arg);
+
 #endif /* WG_TEST_CUDA_SUPPORT_H */

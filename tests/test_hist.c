@@ -483,67 +483,62 @@ START_TEST(zero_keys_and_repeats) {
 }
 END_TEST
 
-/* Calls overlapping on four streams (each held busy first, so that they
- * start together), and captured into a graph replayed twice beside eager
- * calls on another stream: every job's counts are its own keys' (the
- * call's memset of its output, a graph node under capture, keeps a replay
- * from adding to the last one's counts). Jobs alternate 256 f32 bins over
- * the range (per-warp 32-bit counters) and 65536 i32 bins (16-bit ones). */
+/* The jobs of streams_and_graphs: job j counts slice j of the keys into
+ * its own output, with specs[j % 2]. */
+typedef struct hist_jobs {
+  wg_context *ctx;
+  const buffers *b;
+  wg_spec specs[2];
+  uint64_t n;
+  size_t out_stride; /* bytes between two jobs' outputs */
+  wg_scalar range[2];
+} hist_jobs;
+
+static void hist_job(void *arg, int j, CUstream stream) {
+  const hist_jobs *h = arg;
+  const bool ranged = j % 2 == 0;
+  WG_TEST_OK(h->ctx, wg_histogram(h->ctx, &h->specs[j % 2], h->b->dev_in + (uint64_t)j * h->n * 4,
+                                  h->n, ranged ? h->range : NULL, ranged ? 2 : 0,
+                                  h->b->dev_out + (uint64_t)j * h->out_stride, stream));
+}
+
+/* Calls overlapping on four streams, and captured into a graph replayed
+ * twice beside eager calls on another stream (test_cuda_run_jobs): every
+ * job's counts are its own keys' (the call's memset of its output, a graph
+ * node under capture, keeps a replay from adding to the last one's
+ * counts). Jobs alternate 256 f32 bins over the range (per-warp 32-bit
+ * counters) and 65536 i32 bins (16-bit ones). */
 START_TEST(streams_and_graphs) {
   wg_context *ctx = wg_test_context();
   test_cuda cu;
   test_cuda_open(ctx, &cu);
   enum { JOBS = 8, STREAMS = 4, MOST_BINS = 65536 };
-  const uint64_t n = quick() ? 40003 : (1u << 22) + 3;
-  const size_t out_stride = (size_t)MOST_BINS * 4; /* bytes of a job's u32 counts */
   buffers b;
-  buffers_make(ctx, &b, (size_t)JOBS * n * 4, (int64_t)JOBS * MOST_BINS / 2);
+  hist_jobs h = {ctx, &b, {hist_spec(WG_F32, 256, WG_U32), hist_spec(WG_I32, MOST_BINS, WG_U32)},
+                 quick() ? 40003 : (1u << 22) + 3, (size_t)MOST_BINS * 4,
+                 {{.f64 = range_lo}, {.f64 = range_hi}}};
+  buffers_make(ctx, &b, (size_t)JOBS * h.n * 4, (int64_t)JOBS * MOST_BINS / 2);
   uint64_t *want = malloc((size_t)JOBS * MOST_BINS * sizeof *want);
   ck_assert(want);
-  wg_spec specs[2] = {hist_spec(WG_F32, 256, WG_U32), hist_spec(WG_I32, MOST_BINS, WG_U32)};
-  wg_test_precompile(specs, 2);
-  const wg_scalar range[2] = {{.f64 = range_lo}, {.f64 = range_hi}};
+  wg_test_precompile(h.specs, 2);
   CUstream streams[STREAMS];
   for (int k = 0; k < STREAMS; k++) CU(cu.StreamCreate(&streams[k], CU_STREAM_NON_BLOCKING));
   for (int round = 0; round < 4; round++) {
     for (int j = 0; j < JOBS; j++) {
-      const wg_spec *s = &specs[j % 2];
-      void *keys = (unsigned char *)b.host_in + (size_t)j * n * 4;
-      wg_oracle_hist_fill(s->type, s->bins, range_lo, range_hi, (round + j) % 4, keys, n,
+      const wg_spec *s = &h.specs[j % 2];
+      void *keys = (unsigned char *)b.host_in + (size_t)j * h.n * 4;
+      wg_oracle_hist_fill(s->type, s->bins, range_lo, range_hi, (round + j) % 4, keys, h.n,
                           wg_test_seed() ^ (0x5157u + 100u * (unsigned)round + (unsigned)j));
       wg_oracle_histogram(want + (size_t)j * MOST_BINS, s->type, s->bins, range_lo, range_hi,
-                          keys, n);
+                          keys, h.n);
     }
-    WG_TEST_OK(ctx, wg_memcpy_htod(ctx, b.dev_in, b.host_in, (size_t)JOBS * n * 4, NULL));
-    WG_TEST_OK(ctx, wg_memset_d8(ctx, b.dev_out, POISON, (size_t)JOBS * out_stride, NULL));
+    WG_TEST_OK(ctx, wg_memcpy_htod(ctx, b.dev_in, b.host_in, (size_t)JOBS * h.n * 4, NULL));
+    WG_TEST_OK(ctx, wg_memset_d8(ctx, b.dev_out, POISON, (size_t)JOBS * h.out_stride, NULL));
     WG_TEST_OK(ctx, wg_stream_sync(ctx, NULL));
-#define JOB(j, stream)                                                                  \
-  WG_TEST_OK(ctx, wg_histogram(ctx, &specs[(j) % 2], b.dev_in + (uint64_t)(j) * n * 4, n, \
-                               (j) % 2 ? NULL : range, (j) % 2 ? 0 : 2,                 \
-                               b.dev_out + (uint64_t)(j) * out_stride, (stream)))
-    if (round < 2) { /* eager, four streams that start together */
-      for (int k = 0; k < STREAMS; k++) test_cuda_hold_stream(&cu, streams[k], 5);
-      for (int j = 0; j < JOBS; j++) JOB(j, streams[j % STREAMS]);
-    } else { /* jobs 0..3 captured on stream 0, replayed twice; 4..7 eager on stream 1 */
-      CUgraph graph;
-      CUgraphExec exec;
-      CU(cu.StreamBeginCapture(streams[0], CU_STREAM_CAPTURE_MODE_GLOBAL));
-      for (int j = 0; j < JOBS / 2; j++) JOB(j, streams[0]);
-      CU(cu.StreamEndCapture(streams[0], &graph));
-      CU(cu.GraphInstantiate(&exec, graph, 0));
-      for (int replay = 0; replay < 2; replay++) {
-        CU(cu.GraphLaunch(exec, streams[0]));
-        for (int j = JOBS / 2; j < JOBS; j++) JOB(j, streams[1]);
-      }
-      CU(cu.api->CtxSynchronize());
-      CU(cu.GraphExecDestroy(exec));
-      CU(cu.GraphDestroy(graph));
-    }
-#undef JOB
-    CU(cu.api->CtxSynchronize());
+    test_cuda_run_jobs(&cu, streams, STREAMS, JOBS, round >= 2, hist_job, &h);
     for (int j = 0; j < JOBS; j++) {
-      const wg_spec *s = &specs[j % 2];
-      WG_TEST_OK(ctx, wg_memcpy_dtoh(ctx, b.host_out, b.dev_out + (uint64_t)j * out_stride,
+      const wg_spec *s = &h.specs[j % 2];
+      WG_TEST_OK(ctx, wg_memcpy_dtoh(ctx, b.host_out, b.dev_out + (uint64_t)j * h.out_stride,
                                      (size_t)s->bins * 4, NULL));
       wg_oracle_report report;
       wg_oracle_report_init(&report);

@@ -418,25 +418,40 @@ static void gpu_prim(wg_primitive p) {
   wg_context_destroy(ctx);
 }
 
-/* Calls overlapping on four streams (each held busy first, so that they
- * start together), then captured into a graph replayed twice beside eager
- * calls on another stream: each job (an operation, f32, 300 rows of 1000
- * or 4096, weight and bias) checked row by row against the oracle. */
+/* The jobs of gpu_streams_and_graphs: job j its own input and output. */
+typedef struct rn_jobs {
+  wg_context *ctx;
+  rn_case c[8];
+  uint64_t in, out, w, b;
+  size_t job_bytes;
+} rn_jobs;
+
+static void rn_job(void *arg, int j, CUstream stream) {
+  const rn_jobs *r = arg;
+  const rn_case *c = &r->c[j];
+  WG_TEST_OK(r->ctx, launch_on(r->ctx, c, r->in + (uint64_t)j * r->job_bytes, r->w, r->b,
+                               r->out + (uint64_t)j * r->job_bytes, c->cols, c->cols, stream));
+}
+
+/* Calls overlapping on four streams, then captured into a graph replayed
+ * twice beside eager calls on another stream (test_cuda_run_jobs): each
+ * job (an operation, f32, 300 rows of 1000 or 4096, weight and bias)
+ * checked row by row against the oracle. */
 START_TEST(gpu_streams_and_graphs) {
   wg_context *ctx = wg_test_context();
   test_cuda cu;
   test_cuda_open(ctx, &cu);
   enum { JOBS = 8, STREAMS = 4, ROWS = 300, MOST_COLS = 4096 };
-  const size_t size = 4, job_bytes = (size_t)ROWS * MOST_COLS * size;
-  unsigned char *in = malloc(JOBS * job_bytes), *got = malloc(job_bytes);
+  const size_t size = 4;
+  rn_jobs r = {.ctx = ctx, .job_bytes = (size_t)ROWS * MOST_COLS * size};
+  unsigned char *in = malloc(JOBS * r.job_bytes), *got = malloc(r.job_bytes);
   unsigned char *w = malloc(MOST_COLS * size), *b = malloc(MOST_COLS * size);
   double *value = malloc(MOST_COLS * sizeof *value), *scale = malloc(MOST_COLS * sizeof *scale);
   ck_assert(in && got && w && b && value && scale);
-  uint64_t d_in = 0, d_out = 0, d_w = 0, d_b = 0;
-  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &d_in, JOBS * job_bytes));
-  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &d_out, JOBS * job_bytes));
-  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &d_w, MOST_COLS * size));
-  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &d_b, MOST_COLS * size));
+  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &r.in, JOBS * r.job_bytes));
+  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &r.out, JOBS * r.job_bytes));
+  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &r.w, MOST_COLS * size));
+  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &r.b, MOST_COLS * size));
   const uint64_t seed = wg_test_seed() ^ 0x57ea;
   for (uint64_t i = 0; i < (uint64_t)JOBS * ROWS * MOST_COLS; i++)
     wg_oracle_set(WG_F32, in, i, (uniform(seed, 1, i) - 0.5) * 16.0);
@@ -444,73 +459,43 @@ START_TEST(gpu_streams_and_graphs) {
     wg_oracle_set(WG_F32, w, j, (uniform(seed, 4, j) - 0.5) * 4.0);
     wg_oracle_set(WG_F32, b, j, (uniform(seed, 5, j) - 0.5) * 4.0);
   }
-  WG_TEST_OK(ctx, wg_memcpy_htod(ctx, d_in, in, JOBS * job_bytes, NULL));
-  WG_TEST_OK(ctx, wg_memcpy_htod(ctx, d_w, w, MOST_COLS * size, NULL));
-  WG_TEST_OK(ctx, wg_memcpy_htod(ctx, d_b, b, MOST_COLS * size, NULL));
-  rn_case jobs[JOBS];
+  WG_TEST_OK(ctx, wg_memcpy_htod(ctx, r.in, in, JOBS * r.job_bytes, NULL));
+  WG_TEST_OK(ctx, wg_memcpy_htod(ctx, r.w, w, MOST_COLS * size, NULL));
+  WG_TEST_OK(ctx, wg_memcpy_htod(ctx, r.b, b, MOST_COLS * size, NULL));
   for (int j = 0; j < JOBS; j++)
-    jobs[j] = (rn_case){prims[j % 4], WG_F32, ROWS, j < 4 ? 1000 : MOST_COLS, 0, 0, 0,
-                        true, true, false, false, 1e-5};
+    r.c[j] = (rn_case){prims[j % 4], WG_F32, ROWS, j < 4 ? 1000 : MOST_COLS, 0, 0, 0,
+                       true, true, false, false, 1e-5};
   CUstream streams[STREAMS];
   for (int k = 0; k < STREAMS; k++) CU(cu.StreamCreate(&streams[k], CU_STREAM_NON_BLOCKING));
-#define JOB(j, stream)                                                                \
-  WG_TEST_OK(ctx, launch_on(ctx, &jobs[j], d_in + (uint64_t)(j) * job_bytes, d_w, d_b, \
-                            d_out + (uint64_t)(j) * job_bytes, jobs[j].cols,           \
-                            jobs[j].cols, (stream)))
   for (int round = 0; round < 2; round++) {
-    WG_TEST_OK(ctx, wg_memset_d8(ctx, d_out, POISON, JOBS * job_bytes, NULL));
+    WG_TEST_OK(ctx, wg_memset_d8(ctx, r.out, POISON, JOBS * r.job_bytes, NULL));
     WG_TEST_OK(ctx, wg_stream_sync(ctx, NULL));
-    if (round == 0) { /* eager, four streams that start together */
-      for (int k = 0; k < STREAMS; k++) test_cuda_hold_stream(&cu, streams[k], 5);
-      for (int j = 0; j < JOBS; j++) JOB(j, streams[j % STREAMS]);
-    } else { /* jobs 0..3 captured on stream 0, replayed twice; 4..7 eager on stream 1 */
-      CUgraph graph;
-      CUgraphExec exec;
-      CU(cu.StreamBeginCapture(streams[0], CU_STREAM_CAPTURE_MODE_GLOBAL));
-      for (int j = 0; j < JOBS / 2; j++) JOB(j, streams[0]);
-      CU(cu.StreamEndCapture(streams[0], &graph));
-      CU(cu.GraphInstantiate(&exec, graph, 0));
-      for (int replay = 0; replay < 2; replay++) {
-        CU(cu.GraphLaunch(exec, streams[0]));
-        for (int j = JOBS / 2; j < JOBS; j++) JOB(j, streams[1]);
-      }
-      CU(cu.api->CtxSynchronize());
-      CU(cu.GraphExecDestroy(exec));
-      CU(cu.GraphDestroy(graph));
-    }
-    CU(cu.api->CtxSynchronize());
+    test_cuda_run_jobs(&cu, streams, STREAMS, JOBS, round == 1, rn_job, &r);
     for (int j = 0; j < JOBS; j++) {
-      const rn_case *c = &jobs[j];
+      const rn_case *c = &r.c[j];
       const bool norm = c->p == WG_LAYERNORM_ROWS || c->p == WG_RMSNORM_ROWS;
-      WG_TEST_OK(ctx, wg_memcpy_dtoh(ctx, got, d_out + (uint64_t)j * job_bytes,
+      WG_TEST_OK(ctx, wg_memcpy_dtoh(ctx, got, r.out + (uint64_t)j * r.job_bytes,
                                      (size_t)ROWS * c->cols * size, NULL));
       wg_rownorm_want want = {c->cols, value, scale};
-      for (uint64_t r = 0; r < ROWS; r++) {
-        wg_oracle_rownorm_row(&want, c->p, WG_F32, in + (size_t)j * job_bytes, r * c->cols,
-                              c->cols, norm ? w : NULL,
+      for (uint64_t row = 0; row < ROWS; row++) {
+        wg_oracle_rownorm_row(&want, c->p, WG_F32, in + (size_t)j * r.job_bytes,
+                              row * c->cols, c->cols, norm ? w : NULL,
                               c->p == WG_LAYERNORM_ROWS ? b : NULL, c->eps);
         uint64_t col = 0;
         char why[320];
-        ck_assert_msg(wg_oracle_rownorm_check(&want, WG_F32, got, r * c->cols, &col, why,
+        ck_assert_msg(wg_oracle_rownorm_check(&want, WG_F32, got, row * c->cols, &col, why,
                                               sizeof why),
                       "round %d job %d (%s cols=%" PRIu64 "): row %" PRIu64 ", %s "
                       "(seed 0x%016" PRIx64 ")", round, j, wg_primitive_name(c->p), c->cols,
-                      r, why, wg_test_seed());
+                      row, why, wg_test_seed());
       }
     }
   }
-#undef JOB
   for (int k = 0; k < STREAMS; k++) CU(cu.StreamDestroy(streams[k]));
-  wg_mem_free(ctx, d_in);
-  wg_mem_free(ctx, d_out);
-  wg_mem_free(ctx, d_w);
-  wg_mem_free(ctx, d_b);
-  free(in);
-  free(got);
-  free(w);
-  free(b);
-  free(value);
-  free(scale);
+  const uint64_t device[] = {r.in, r.out, r.w, r.b};
+  for (size_t k = 0; k < WG_COUNT_OF(device); k++) wg_mem_free(ctx, device[k]);
+  void *host[] = {in, got, w, b, value, scale};
+  for (size_t k = 0; k < WG_COUNT_OF(host); k++) free(host[k]);
   wg_context_destroy(ctx);
 }
 END_TEST
