@@ -118,8 +118,8 @@ static bool multi_window(const wg_spec *s) { return !s->deterministic || exact_o
  * f64 with deterministic=0 3485 GB/s, 1.06x CUB, against 3204 polling
  * 64), one that must find an inclusive prefix inside its window polls 64
  * (two a lane: 3221 GB/s, 0.98x; with 32 it waits twice as often, 0.47x).
- * Rows run mode 0 only (a row of at least a tile runs the whole-array
- * kernel, scan_run): only the block and the blocks an SM count there. */
+ * Rows run mode 0 only (rows that take tiles run the whole-array kernel,
+ * scan_run): only the block and the blocks an SM count there. */
 typedef struct tile_shape {
   unsigned block, vpt, min_blocks;
   wg_lookback_knobs lookback;
@@ -340,33 +340,32 @@ static int scan_run(wg_context *ctx, const wg_spec *specp, uint64_t in, uint64_t
     return wg_fail(ctx, WG_EINVAL, "the output overlaps the input without being the same "
                    "elements (in place)");
 
+  /* Rows run tiles, and the whole-array kernel's, when they hold a tile:
+   * the same tiles code (a tile never crosses a row) without the group
+   * path, so twice the tile and five blocks an SM (tile_shape_for). On the
+   * H200 (f32) 1024 rows of 65536 went from 0.64 to 0.83 of copy, and
+   * 8192 x 8192 ran at 0.91 against 0.87 a warp a row. */
+  const wg_spec array = array_spec_of(&spec);
+  const tile_shape array_shape = tile_shape_for(&array);
+  const uint64_t array_tile = (uint64_t)array_shape.block * array_shape.vpt * (16u / in_size);
+  if (is_rows(spec.primitive)) spec = cols >= array_tile ? array : spec;
   if (is_rows(spec.primitive)) spec.cols = spec_cols(spec.type, cols);
   wg_kernel *k = NULL;
   status = wg_kernel_get(ctx, &k, &spec);
   if (status != WG_OK) return status;
-  const uint64_t resident = k->default_grid ? k->default_grid : 1;
-  const uint64_t warps = WG_SCAN_BLOCK / 32u;
-  const scan_shape shape = shape_for(&spec);
-  const wg_spec array = array_spec_of(&spec);
-  const tile_shape array_shape = tile_shape_for(&array);
-  const uint64_t array_tile = (uint64_t)array_shape.block * array_shape.vpt * (16u / in_size);
-  if (is_rows(spec.primitive) &&
-      (spec.cols != 0 || (cols < array_tile && rows >= resident * warps / 2))) {
-    /* A group per row; long rows shorter than a tile: a warp each, when
-     * there are enough of them to give every resident warp one. On the
-     * H200 (f32) rows of a tile and more run faster as tiles: 8192 x 8192
-     * at 0.91 of copy against 0.87 a warp a row. */
-    const uint64_t per_block = WG_SCAN_BLOCK / (uint64_t)shape.group;
-    uint64_t grid = rows / per_block + (rows % per_block != 0);
-    if (grid > resident) grid = resident;
-    return launch(ctx, k, &spec, 0, grid, 0, in, out, rows, cols, in_stride, out_stride,
-                  stream);
-  }
   if (is_rows(spec.primitive)) {
-    /* Tiles, and the whole-array kernel's: the same tiles code (a tile
-     * never crosses a row) without the group path, and so twice the tile
-     * and five blocks an SM (tile_shape_for). 1024 rows of 65536 f32 went
-     * from 0.64 to 0.83 of copy. */
+    /* A group per row; long rows (shorter than a tile): a warp each, when
+     * there are enough of them to give every resident warp one; else the
+     * whole-array kernel's tiles. */
+    const uint64_t resident = k->default_grid ? k->default_grid : 1;
+    const uint64_t warps = WG_SCAN_BLOCK / 32u;
+    if (spec.cols != 0 || rows >= resident * warps / 2) {
+      const uint64_t per_block = WG_SCAN_BLOCK / (uint64_t)shape_for(&spec).group;
+      uint64_t grid = rows / per_block + (rows % per_block != 0);
+      if (grid > resident) grid = resident;
+      return launch(ctx, k, &spec, 0, grid, 0, in, out, rows, cols, in_stride, out_stride,
+                    stream);
+    }
     spec = array;
     status = wg_kernel_get(ctx, &k, &spec);
     if (status != WG_OK) return status;
