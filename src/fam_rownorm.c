@@ -7,8 +7,8 @@
  * The shape comes from the row length: a logical warp of 1 to 32 lanes
  * for short rows, a warp, or a block of up to 1024 threads, each lane
  * holding up to 4 16-byte vectors in registers (f32 rows past 16384
- * elements: up to 8), so that a row is read once. Rows longer than a block holds
- * are streamed twice by a block of 1024 (templates/rownorm.cu).
+ * elements: up to 8), so that a row is read once. Rows longer than a block
+ * holds are streamed twice by a block of 1024 (templates/rownorm.cu).
  */
 #include "driver.h"
 #include "fam_rownorm.h"

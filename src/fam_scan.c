@@ -133,6 +133,12 @@ static tile_shape tile_shape_for(const wg_spec *s) {
   return (tile_shape){WG_SCAN_BLOCK, 8, 5, {k, 1000, 400, 0}};
 }
 
+/* Elements a tile of modes 1 and 2. */
+static uint64_t tile_elements(const wg_spec *s) {
+  const tile_shape ts = tile_shape_for(s);
+  return (uint64_t)ts.block * ts.vpt * (16u / wg_types[s->type].size);
+}
+
 /* --- the descriptor -------------------------------------------------------- */
 
 static bool scan_operator(wg_operator op) {
@@ -346,9 +352,7 @@ static int scan_run(wg_context *ctx, const wg_spec *specp, uint64_t in, uint64_t
    * H200 (f32) 1024 rows of 65536 went from 0.64 to 0.83 of copy, and
    * 8192 x 8192 ran at 0.91 against 0.87 a warp a row. */
   const wg_spec array = array_spec_of(&spec);
-  const tile_shape array_shape = tile_shape_for(&array);
-  const uint64_t array_tile = (uint64_t)array_shape.block * array_shape.vpt * (16u / in_size);
-  if (is_rows(spec.primitive)) spec = cols >= array_tile ? array : spec;
+  if (is_rows(spec.primitive) && cols >= tile_elements(&array)) spec = array;
   if (is_rows(spec.primitive)) spec.cols = spec_cols(spec.type, cols);
   wg_kernel *k = NULL;
   status = wg_kernel_get(ctx, &k, &spec);
@@ -370,8 +374,7 @@ static int scan_run(wg_context *ctx, const wg_spec *specp, uint64_t in, uint64_t
     status = wg_kernel_get(ctx, &k, &spec);
     if (status != WG_OK) return status;
   }
-  const tile_shape ts = tile_shape_for(&spec);
-  const uint64_t tile = (uint64_t)ts.block * ts.vpt * (16u / in_size);
+  const uint64_t tile = tile_elements(&spec);
   const uint64_t chunks = cols / tile + (cols % tile != 0);
   if (rows > UINT64_MAX / chunks)
     return wg_fail(ctx, WG_ERANGE, "%" PRIu64 " rows of %" PRIu64 " tiles overflow", rows,
