@@ -23,8 +23,30 @@
 #define WG_MAX_GRID 0x7fffffffull
 /* Threads a block of groups of at most a warp. */
 #define WG_ROWNORM_BLOCK 256u
-/* Vectors a lane of a short row holds: 64 bytes in flight. */
-#define WG_SHORT_CHUNKS 4u
+
+/* What the H200 preferred, by element size (2^26 elements, x copy; the
+ * sweep is in README.md "Fused row kernels"). f32: lanes of rows that fit
+ * a warp hold 2 vectors, not 4 (rows of 32 0.86 -> 0.97 softmax, 128 0.86
+ * -> 0.97), an SM keeps 1024 threads (64 registers a thread: 1024 and
+ * 4096 columns 0.94 -> 0.96), and the grid covers every tile rather than
+ * looping over what is resident, so that a finished block's SM takes the
+ * next tile at once instead of its blocks waiting on one another's rows
+ * (the loop's loads of the next rows cannot move above this row's stores,
+ * which may be the same memory). The 16-bit types lost with each of these
+ * (their lanes hold twice the values, and 64 registers spill them), and
+ * f64 keeps what 16-bit does. */
+typedef struct rownorm_tuning {
+  unsigned short_chunks;   /* vectors a lane holds while the row fits a warp */
+  unsigned threads_per_sm; /* what __launch_bounds__ asks to keep resident */
+  bool full_grid;          /* a block a tile, not a block per resident slot */
+} rownorm_tuning;
+
+static rownorm_tuning tuning_of(wg_type type) {
+  if (wg_types[type].size == 4) return (rownorm_tuning){2, 1024, true};
+  return (rownorm_tuning){4, 512, false};
+}
+/* Vectors a lane of a block row holds while 1024 threads hold the row so. */
+#define WG_BLOCK_CHUNKS 4u
 
 /* The four primitives as data: the template's operation and what it is. */
 typedef struct rownorm_op {
@@ -65,22 +87,24 @@ static uint64_t pow2_at_least(uint64_t x) {
  * arithmetic takes registers in pairs, and 16 spilled). */
 static unsigned max_chunks(wg_type type) { return wg_types[type].size == 4 ? 8u : 4u; }
 
-/* Short rows (up to 128 vectors): the fewest lanes, a power of two, that
- * hold the row at up to 4 vectors a lane (at least 2 lanes once a row has
- * 2 vectors, so a lane pair reads whole 32-byte sectors), and up to 4 rows
- * in flight when a lane holds fewer than 4 vectors. Longer rows: a warp or
- * a block, again at up to 4 vectors a lane while 1024 threads hold the row
- * so, then up to max_chunks. On the H200 (2^26 f32, × copy), 4 a lane
- * beat 8: rows of 1024 0.89 -> 0.95 (softmax; the kernel made for 2048,
- * whose lanes hold 4 of them), rows of 4096 0.86 -> 0.94; for bf16 4 a lane
- * was already the rule and the best. cols 0 (any): the largest block. */
+/* Short rows (what a warp holds at the type's short_chunks vectors a
+ * lane): the fewest lanes, a power of two, that hold the row so (at least
+ * 2 lanes once a row has 2 vectors, so a lane pair reads whole 32-byte
+ * sectors), and up to 4 rows in flight when a lane holds fewer than 4
+ * vectors. Longer rows: a warp or a block at up to 4 vectors a lane while
+ * 1024 threads hold the row so, then up to max_chunks. On the H200
+ * (2^26 f32, x copy), 4 a lane beat 8: rows of 1024 0.89 -> 0.95
+ * (softmax), rows of 4096 0.86 -> 0.94. cols 0 (any): the largest block. */
 static rownorm_shape shape_for(wg_type type, int64_t cols) {
   const uint64_t vec = 16u / wg_types[type].size, most = max_chunks(type);
   rownorm_shape s = {1024, (unsigned)most, 1, 1024};
   if (cols <= 0) return s;
   const uint64_t vectors = ((uint64_t)cols + vec - 1) / vec;
   if (vectors > 1024 * most) return s;
-  const uint64_t per_lane = vectors <= 1024 * WG_SHORT_CHUNKS ? WG_SHORT_CHUNKS : most;
+  const uint64_t short_chunks = tuning_of(type).short_chunks;
+  const uint64_t per_lane = vectors <= 32 * short_chunks     ? short_chunks
+                            : vectors <= 1024 * WG_BLOCK_CHUNKS ? WG_BLOCK_CHUNKS
+                                                                : most;
   uint64_t group = pow2_at_least((vectors + per_lane - 1) / per_lane);
   if (vectors >= 2 && group < 2) group = 2;
   s.group = (unsigned)group;
@@ -136,10 +160,11 @@ static int rownorm_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
   snprintf(group, sizeof group, "%u", shape.group);
   snprintf(chunks, sizeof chunks, "%u", shape.chunks);
   snprintf(rpr, sizeof rpr, "%u", shape.rows_per_round);
-  /* At least 512 threads an SM: up to 128 registers a thread, for a
-   * lane holds a row's values in registers; blocks of 512 get 64, so that
-   * two rows are in flight an SM (1024 threads have no choice). */
-  snprintf(min_blocks, sizeof min_blocks, "%u", shape.block >= 1024 ? 1u : shape.block >= 512 ? 2u : 512u / shape.block);
+  /* The type's threads an SM (tuning_of): 512 leaves a thread up to 128
+   * registers, for a lane holds a row's values in registers; a block of
+   * 1024 has no choice. */
+  const unsigned per_sm = tuning_of(c->type).threads_per_sm;
+  snprintf(min_blocks, sizeof min_blocks, "%u", shape.block >= per_sm ? 1u : per_sm / shape.block);
   const unsigned holds = shape.group * shape.chunks * vec;
   if (shape.group <= 32)
     snprintf(summary, sizeof summary,
@@ -242,13 +267,14 @@ static int rownorm_run(wg_context *ctx, const wg_spec *spec, const rownorm_args 
   if ((unsigned)k->max_block_size < shape.block)
     return wg_fail(ctx, WG_ECUDA, "%s allows %d threads a block; it needs %u", k->name,
                    k->max_block_size, shape.block);
-  /* Tiles of rows the blocks loop over; at most what is resident (the
-   * kernel's default grid counts blocks of 256). */
+  /* Tiles of rows the blocks loop over: a block a tile, or at most what is
+   * resident (the kernel's default grid counts blocks of 256), as the
+   * type's tuning says. */
   const uint64_t per_tile = (uint64_t)(shape.block / shape.group) * shape.rows_per_round;
   uint64_t grid = a->rows / per_tile + (a->rows % per_tile != 0);
   uint64_t resident = (uint64_t)k->default_grid * 256u / shape.block;
   if (resident < 1) resident = 1;
-  if (grid > resident) grid = resident;
+  if (grid > resident && !tuning_of(type).full_grid) grid = resident;
   if (grid > WG_MAX_GRID) grid = WG_MAX_GRID;
 
   CUdeviceptr in = (CUdeviceptr)a->in, out = (CUdeviceptr)a->out;

@@ -184,14 +184,17 @@ struct wg_stats { wg_num a, b; };
 
 /* The output of element x at column index `col` (E of them): softmax
  * a = max, b = 1 / sum; log_softmax a = max, b = log(sum); layernorm
- * a = mean, b = 1 / sqrt(var + eps); rmsnorm b = 1 / sqrt(mean(x^2) + eps). */
-template <int E>
+ * a = mean, b = 1 / sqrt(var + eps); rmsnorm b = 1 / sqrt(mean(x^2) + eps).
+ * EXPED: softmax's x already holds exp(x - max) (held rows keep what the
+ * sum computed: one exp an element, which the 16-bit types, bound by
+ * arithmetic more than by memory, feel). */
+template <int E, bool EXPED = false>
 static __device__ __forceinline__ void wg_output(wg_num (&x)[E], wg_stats st,
     const wg_elem *weight, const wg_elem *bias, unsigned long long col) {
 #if WG_OP == 0
   (void)weight, (void)bias, (void)col;
 #pragma unroll
-  for (int j = 0; j < E; j++) x[j] = wg_exp(x[j] - st.a) * st.b;
+  for (int j = 0; j < E; j++) x[j] = (EXPED ? x[j] : wg_exp(x[j] - st.a)) * st.b;
 #elif WG_OP == 1
   (void)weight, (void)bias, (void)col;
 #pragma unroll
@@ -276,7 +279,11 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, const wg_
     for (int c = 0; c < P; c++)
       if (here(k, c))
 #pragma unroll
-        for (int j = 0; j < E; j++) s += wg_exp(x[k][c][j] - st[k].a);
+        for (int j = 0; j < E; j++) {
+          const wg_num e = wg_exp(x[k][c][j] - st[k].a);
+          s += e;
+          if (WG_OP == 0) x[k][c][j] = e; /* wg_output<E, true> scales it */
+        }
     st[k].b = s;
   }
 #pragma unroll
@@ -345,7 +352,7 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, const wg_
 #pragma unroll
     for (int c = 0; c < P; c++)
       if (here(k, c)) {
-        wg_output<E>(x[k][c], st[k], w, b, (unsigned)c * STEP);
+        wg_output<E, true>(x[k][c], st[k], w, b, (unsigned)c * STEP);
         wg_put<E>(q + (unsigned)c * STEP, x[k][c]);
       }
   }
