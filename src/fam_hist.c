@@ -156,6 +156,7 @@ static size_t hist_shared_bytes(const wg_spec *c, unsigned block_size) {
  * user's map. */
 typedef struct bin_parts {
   wg_buf defs, fields, prepare, body;
+  const char *fast; /* wg_bin_fast's test over the setup c */
 } bin_parts;
 
 /* A float key's bin follows torch.histc's rule in the value type v, one
@@ -169,28 +170,35 @@ typedef struct bin_parts {
  * [1e-30, 1e30] (inside that, and plain decimal literals), or whose width
  * times the bins is not finite, keeps the division. */
 static void float_bin(bin_parts *p, const char *v, const char *load, bool f64) {
-  wg_buf_printf(&p->fields, "  %s lo, hi, width, bins, recip;\n  bool refine;\n", v);
+  wg_buf_printf(&p->fields, "  %s lo, hi, width, bins, recip;\n  int last;\n  bool refine;\n", v);
   wg_buf_printf(&p->prepare,
                 "  c.lo = (%s)wg_pp.p[0].f64, c.hi = (%s)wg_pp.p[1].f64;\n"
                 "  c.width = c.hi - c.lo, c.bins = (%s)nbins, c.recip = (%s)1 / c.width;\n"
+                "  c.last = (int)(nbins - 1);\n"
                 "  c.refine = c.width >= (%s)1e-30 && c.width <= (%s)1e30 &&\n"
                 "             c.width * c.bins <= (%s)%s;\n",
                 v, v, v, v, v, v, v, f64 ? "1.79769313486231570815e+308" : "3.40282346638528859812e+38f");
+  /* No branch a key: a key outside the range (or NaN) is binned as lo and
+   * then dropped by the select, so every key runs the same few
+   * instructions (the branches and their divergence bookkeeping cost more
+   * than the arithmetic). The refine test is uniform, and the sweep's
+   * whole trips leave it out (WG_FAST, from wg_bin_fast = c.refine). */
   wg_buf_printf(&p->body,
-                "  const %s v = %s;\n"
-                "  if (!(v >= c.lo && v <= c.hi)) return -1; /* outside, or NaN */\n"
-                "  const %s t = (v - c.lo) * c.bins;\n"
+                "  const %s x_ = %s;\n"
+                "  const bool in = x_ >= c.lo && x_ <= c.hi; /* false for NaN */\n"
+                "  const %s t = ((in ? x_ : c.lo) - c.lo) * c.bins;\n"
                 "  %s q;\n"
-                "  if (c.refine) {\n"
+                "  if (WG_FAST || c.refine) {\n"
                 "    q = t * c.recip;\n"
                 "    q = %s(%s(-q, c.width, t), c.recip, q);\n"
                 "  } else {\n"
                 "    q = t / c.width;\n"
                 "  }\n"
-                "  const int b = %s(q); /* q <= nbins: saturates at worst */\n"
-                "  return b < nbins ? b : (int)(nbins - 1); /* x == hi */",
+                "  const int b = %s(q); /* 0 <= q <= nbins */\n"
+                "  return !in ? -1 : b < c.last ? b : c.last; /* x == hi: the last */",
                 v, load, v, v, f64 ? "fma" : "fmaf", f64 ? "fma" : "fmaf",
                 f64 ? "__double2int_rz" : "__float2int_rz");
+  p->fast = "c.refine";
 }
 
 static int bin_parts_make(wg_context *ctx, bin_parts *p, const wg_spec *s) {
@@ -223,6 +231,7 @@ static int bin_parts_make(wg_context *ctx, bin_parts *p, const wg_spec *s) {
     wg_buf_printf(&p->body, "  return (unsigned long long)x < (unsigned long long)nbins "
                   "? (int)x : -1;");
   }
+  if (!p->fast) p->fast = "true";
   /* An empty struct is C++; a field keeps it plain to read. */
   if (!p->fields.data) wg_buf_puts(&p->fields, "  char unused;\n");
   if (!p->prepare.data) wg_buf_puts(&p->prepare, "  c.unused = 0;\n");
@@ -272,7 +281,8 @@ static int hist_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
       {"method", method},         {"copies", copies},
       {"words", words},           {"helpers", parts.defs.data ? parts.defs.data : ""},
       {"bin_fields", parts.fields.data}, {"bin_prepare", parts.prepare.data},
-      {"bin_body", parts.body.data},     {"kernel", kernel},
+      {"bin_body", parts.body.data},     {"bin_fast", parts.fast},
+      {"kernel", kernel},
     };
     rc = wg_template_render(ctx, out, "histogram.cu", vars, WG_COUNT_OF(vars));
   }

@@ -55,8 +55,16 @@ static __device__ __forceinline__ wg_bin_setup wg_bin_prepare(long long nbins,
 ${bin_prepare}  return c;
 }
 
+/* Can the sweep take the bin's fast path (a float range's reciprocal)
+ * for every key? Uniform across the grid. */
+static __device__ __forceinline__ bool wg_bin_fast(const wg_bin_setup &c) {
+  (void)c;
+  return ${bin_fast};
+}
+
 /* The bin of key x (element i of n) among nbins, or -1 when it is counted
- * nowhere. */
+ * nowhere. WG_FAST: wg_bin_fast holds, so the slow path is left out. */
+template <bool WG_FAST>
 static __device__ __forceinline__ int wg_bin(wg_elem x, long long i, long long n,
                                              long long nbins, const wg_params &wg_pp,
                                              const wg_bin_setup &c) {
@@ -138,6 +146,40 @@ union wg_vec16 {
   wg_elem e[WG_VEC];
 };
 
+/* One trip of the sweep: WG_UNROLL vectors a lane, lanes apart, from the
+ * warp's first vector base, all loaded before any is counted. FAST: the
+ * bin's fast path (wg_bin_fast holds); WHOLE: every vector of the trip is
+ * in the array, so no key tests its bounds. */
+template <bool FAST, bool WHOLE>
+static __device__ __forceinline__ void wg_trip(const uint4 *body, unsigned long long base,
+    unsigned long long lanes, unsigned long long vectors, unsigned long long head,
+    long long len, long long nbins, const wg_params &params, const wg_bin_setup &setup,
+    unsigned *h, unsigned hs, wg_count *out) {
+  const unsigned lane = threadIdx.x & 31u;
+  uint4 x[WG_UNROLL];
+#pragma unroll
+  for (int u = 0; u < WG_UNROLL; u++) {
+    const unsigned long long v = base + lane + u * lanes;
+    x[u] = WHOLE || v < vectors ? __ldg(body + v) : make_uint4(0u, 0u, 0u, 0u);
+  }
+  bool aggregate = true; /* decided by the trip's first key */
+#pragma unroll
+  for (int u = 0; u < WG_UNROLL; u++) {
+    const unsigned long long v = base + lane + u * lanes;
+    wg_vec16 e;
+    e.raw = x[u];
+#pragma unroll
+    for (int j = 0; j < WG_VEC; j++) {
+      const int b = WHOLE || v < vectors
+                        ? wg_bin<FAST>(e.e[j], (long long)(head + v * WG_VEC + j), len, nbins,
+                                       params, setup)
+                        : -1;
+      if (u == 0 && j == 0) aggregate = wg_worth_aggregating(b);
+      wg_warp_count(b, h, hs, out, nbins, aggregate);
+    }
+  }
+}
+
 extern "C" __global__ void __launch_bounds__(WG_BLOCK)
 ${kernel}(const wg_elem *__restrict__ in, unsigned long long n,
     wg_count *__restrict__ out, long long nbins, const wg_params params)
@@ -164,42 +206,30 @@ ${kernel}(const wg_elem *__restrict__ in, unsigned long long n,
   const unsigned long long vectors = (n - head) / WG_VEC;
   const unsigned long long tail = head + vectors * WG_VEC;
   if (blockIdx.x == 0 && threadIdx.x < 32) {
-    wg_warp_count(lane < head ? wg_bin(in[lane], (long long)lane, len, nbins, params, setup)
+    wg_warp_count(lane < head ? wg_bin<false>(in[lane], (long long)lane, len, nbins, params, setup)
                               : -1,
                   h, hs, out, nbins, true);
     const unsigned long long t = tail + lane;
-    wg_warp_count(t < n ? wg_bin(in[t], (long long)t, len, nbins, params, setup) : -1, h,
+    wg_warp_count(t < n ? wg_bin<false>(in[t], (long long)t, len, nbins, params, setup) : -1, h,
                   hs, out, nbins, true);
   }
 
   const uint4 *body = (const uint4 *)(in + head);
   const unsigned long long lanes = (unsigned long long)gridDim.x * WG_BLOCK;
-  /* The warp's first vector decides the trip, so every lane takes it. */
-  for (unsigned long long base = (unsigned long long)blockIdx.x * WG_BLOCK +
-                                 (threadIdx.x & ~31u);
-       base < vectors; base += WG_UNROLL * lanes) {
-    uint4 x[WG_UNROLL];
-#pragma unroll
-    for (int u = 0; u < WG_UNROLL; u++) {
-      const unsigned long long v = base + lane + u * lanes;
-      x[u] = v < vectors ? __ldg(body + v) : make_uint4(0u, 0u, 0u, 0u);
-    }
-    bool aggregate = true; /* decided by the batch's first key */
-#pragma unroll
-    for (int u = 0; u < WG_UNROLL; u++) {
-      const unsigned long long v = base + lane + u * lanes;
-      wg_vec16 e;
-      e.raw = x[u];
-#pragma unroll
-      for (int j = 0; j < WG_VEC; j++) {
-        const int b = v < vectors ? wg_bin(e.e[j], (long long)(head + v * WG_VEC + j), len,
-                                           nbins, params, setup)
-                                  : -1;
-        if (u == 0 && j == 0) aggregate = wg_worth_aggregating(b);
-        wg_warp_count(b, h, hs, out, nbins, aggregate);
-      }
-    }
-  }
+  /* Trips whose every vector is in the array (no bounds test a key) take
+   * the bin's fast path when it holds; the last trips test each vector.
+   * The warp's first vector decides the trip, so every lane takes it. */
+  const unsigned long long step = WG_UNROLL * lanes, span = (WG_UNROLL - 1) * lanes + 32u;
+  const unsigned long long whole_end = vectors >= span ? vectors - span + 1u : 0u;
+  unsigned long long base = (unsigned long long)blockIdx.x * WG_BLOCK + (threadIdx.x & ~31u);
+  if (wg_bin_fast(setup))
+    for (; base < whole_end; base += step)
+      wg_trip<true, true>(body, base, lanes, vectors, head, len, nbins, params, setup, h, hs, out);
+  else
+    for (; base < whole_end; base += step)
+      wg_trip<false, true>(body, base, lanes, vectors, head, len, nbins, params, setup, h, hs, out);
+  for (; base < vectors; base += step)
+    wg_trip<false, false>(body, base, lanes, vectors, head, len, nbins, params, setup, h, hs, out);
 
 #if WG_METHOD != 2
   /* The block's counts into the output: one add a non-empty bin. */
