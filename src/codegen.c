@@ -227,18 +227,19 @@ int wg_codegen_prelude(wg_context *ctx, wg_buf *out, const wg_spec *s) {
   const wg_type_info *o_t = &wg_types[wg_spec_out_type(s)];
   const wg_operator_info *o = &wg_operators[s->op];
   /* The model's texts in the order of texts[]: filled from the value type. */
-  enum { ACC, SHFL, LDCG, DEFS, IDENTITY, COMBINE, MAP, FINAL, NTEXTS };
+  enum { ACC, SHFL, LDCG, DEFS, IDENTITY, COMBINE, MAP, FINAL, FOLD, NTEXTS };
   wg_buf raw[3] = {{0}};
   render_acc(&raw[ACC], &raw[SHFL], &raw[LDCG], o, v->acc);
   const char *sources[NTEXTS] = {
     [ACC] = raw[ACC].data, [SHFL] = raw[SHFL].data, [LDCG] = raw[LDCG].data,
     [DEFS] = o->defs, [IDENTITY] = o->identity,
     [COMBINE] = v->is_float && o->combine_float ? o->combine_float : o->combine,
-    [MAP] = o->map, [FINAL] = o->final,
+    [MAP] = o->map, [FINAL] = o->final, [FOLD] = o->fold,
   };
   static const char *const what[NTEXTS] = {
     "accumulator", "accumulator shuffle", "accumulator load", "operator definitions",
     "operator identity", "operator combine", "operator map", "operator final",
+    "operator fold",
   };
   char *texts[NTEXTS] = {0};
   int rc = raw[ACC].failed || raw[SHFL].failed || raw[LDCG].failed
@@ -279,6 +280,23 @@ int wg_codegen_prelude(wg_context *ctx, wg_buf *out, const wg_spec *s) {
   if (!rc && halves)
     rc = wg_template_render(ctx, &conv, "half_conversions.cuh", NULL, 0);
   const char *conversions = conv.data ? conv.data : "";
+  /* The operator's fold of a lane's values, where it has one and its own
+   * combine is the spec's (a user combine= has none); the element kernels
+   * (several inputs) fold as they map. */
+  wg_buf fold = {0};
+  if (o->fold && !s->combine && !elementwise)
+    wg_buf_printf(&fold, "#define WG_FOLD_VALUES 1\n"
+                  "typedef %s wg_fold_value; /* a mapped value */\n"
+                  "static __device__ __forceinline__ wg_fold_value wg_value(wg_elem x, long long i) {\n"
+                  "  (void)i;\n"
+                  "  return %s;\n"
+                  "}\n"
+                  "template <int N>\n"
+                  "static __device__ __forceinline__ wg_acc wg_fold_values(const wg_fold_value (&v)[N]) {\n"
+                  "%s}\n", v->acc, map_value, texts[FOLD]);
+  else
+    wg_buf_puts(&fold, "#define WG_FOLD_VALUES 0\n");
+  if (!rc && fold.failed) rc = wg_fail(ctx, WG_ENOMEM, "out of memory");
   char max_params[16];
   snprintf(max_params, sizeof max_params, "%d", WG_MAX_PARAMS);
   if (!rc) {
@@ -296,10 +314,11 @@ int wg_codegen_prelude(wg_context *ctx, wg_buf *out, const wg_spec *s) {
       {"result", o_t->acc},       {"final", texts[FINAL]},
       {"out_store", o_t->store},  {"shfl", texts[SHFL]},
       {"ldcg", texts[LDCG]},      {"map_value", map_value},
-      {"map_params", map_params},
+      {"map_params", map_params}, {"fold", fold.data},
     };
     rc = wg_template_render(ctx, out, "prelude.cuh", vars, WG_COUNT_OF(vars));
   }
+  wg_buf_free(&fold);
   for (int k = 0; k < NTEXTS; k++) free(texts[k]);
   for (int k = 0; k < 3; k++) wg_buf_free(&raw[k]);
   wg_buf_free(&conv);

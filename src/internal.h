@@ -192,6 +192,10 @@ typedef struct wg_operator_info {
   bool warp;             /* available to the warp reduce and allreduce */
   bool scan;             /* a prefix of it means something: the warp scans
                             take it (a scalar accumulator, final = r) */
+  const char *fold;      /* a lane's N mapped values v[0..N) folded into one
+                            accumulator at once (the body of wg_fold_values),
+                            where that is cheaper than a map and a combine an
+                            element; NULL: map and combine each */
 } wg_operator_info;
 
 struct wg_family; /* family.h */

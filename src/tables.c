@@ -100,6 +100,19 @@ static const char lse_defs[] =
     "  return r;\n"
     "}\n";
 
+/* A lane's values at once: the max first, then one exp a value (the
+ * merge costs an exp and a rescale an element). A NaN stays the max; an
+ * infinite max gives exp(NaN -> lowest) = 0 to its equals, as the merge
+ * does. */
+static const char lse_fold[] =
+    "  ${value} m = v[0];\n"
+    "#pragma unroll\n"
+    "  for (int j = 1; j < N; j++) m = (v[j] > m || v[j] != v[j]) ? v[j] : m;\n"
+    "  ${value} s = 0;\n"
+    "#pragma unroll\n"
+    "  for (int j = 0; j < N; j++) s += wg_lse_exp(fmax(v[j] - m, ${lowest}));\n"
+    "  return wg_acc{m, s};\n";
+
 /* mean/var/std: (count, mean, M2) merged as Chan et al.; the counts are
  * exact 64-bit integers. An infinity makes the variance NaN, as in PyTorch:
  * an element's M2 is v - v (0, or NaN for inf and NaN), and a merge whose
@@ -131,6 +144,25 @@ static const char welford_defs[] =
     "  return r.m2 / (n > c ? n - c : (${value})0);\n"
     "}\n";
 
+/* A lane's values at once, as sums shifted by its first value (three
+ * operations a value, where a merge takes a dozen and branches): mean =
+ * v0 + s / N, M2 = q - s * s / N, N a power of two. The shift keeps the
+ * cancellation small (v0 is one of the values: M2's relative error is at
+ * most about N units); a rounding below 0 is taken as 0. An infinity gives
+ * M2 = inf - inf = NaN, as the merge does. */
+static const char welford_fold[] =
+    "  const ${value} v0 = v[0];\n"
+    "  ${value} s = 0, q = 0;\n"
+    "#pragma unroll\n"
+    "  for (int j = 0; j < N; j++) {\n"
+    "    const ${value} d = v[j] - v0;\n"
+    "    s += d;\n"
+    "    q += d * d;\n"
+    "  }\n"
+    "  const ${value} mean_d = s * ((${value})1 / (${value})N);\n"
+    "  const ${value} m2 = q - s * mean_d;\n"
+    "  return wg_acc{(unsigned long long)N, v0 + mean_d, m2 < (${value})0 ? (${value})0 : m2};\n";
+
 /* var and std: PyTorch's default correction (Bessel's). */
 static const double correction_default[] = {1.0};
 
@@ -158,7 +190,8 @@ const wg_operator_info wg_operators[WG_OPERATOR_COUNT] = {
   [WG_OP_XOR] = {OLD("xor", "a ^ b", NULL, "0", "__reduce_xor_sync", INTS,
                      "is bitwise and exists for integer types")},
   /* name, accumulator fields, defs, identity, combine, combine_float, map,
-   * final, output rule, types, note, float_value, needs_elements, nparams */
+   * final, output rule, types, note, float_value, needs_elements, nparams,
+   * param_defaults, redux, warp, scan, fold */
   [WG_OP_ARGMIN] = {"argmin", {{"${value}", "v"}, {"long long", "i"}}, arg_defs,
                     "wg_acc{${highest}, " NO_INDEX "}", "wg_arg_pick(a, b, b.v < a.v)",
                     NULL, "wg_acc{v, i}", "r.i", WG_OUT_I64, ALL_TYPES, NULL, false,
@@ -174,13 +207,14 @@ const wg_operator_info wg_operators[WG_OPERATOR_COUNT] = {
                          {"${value}", "m2"}},
                  welford_defs, "wg_acc{0ull, 0, 0}", "wg_welford_merge(a, b)", NULL,
                  "wg_acc{1ull, v, v - v}", "wg_welford_var(r, p)", WG_OUT_FLOAT, FLOATS,
-                 "needs floating types, as in PyTorch", false, false, 1, correction_default, NULL, true},
+                 "needs floating types, as in PyTorch", false, false, 1, correction_default, NULL, true,
+                 false, welford_fold},
   [WG_OP_STD] = {"std", {{"unsigned long long", "n"}, {"${value}", "mean"},
                          {"${value}", "m2"}},
                  welford_defs, "wg_acc{0ull, 0, 0}", "wg_welford_merge(a, b)", NULL,
                  "wg_acc{1ull, v, v - v}", "sqrt(wg_welford_var(r, p))", WG_OUT_FLOAT,
                  FLOATS, "needs floating types, as in PyTorch", false, false, 1,
-                 correction_default, NULL, true},
+                 correction_default, NULL, true, false, welford_fold},
   [WG_OP_NORM1] = {"norm1", SCALAR, NULL, "0", "a + b", NULL, "fabs(v)", "r",
                    WG_OUT_FLOAT, FLOATS, "needs floating types, as in PyTorch", false,
                    false, 0, NULL, NULL, true},
@@ -198,7 +232,8 @@ const wg_operator_info wg_operators[WG_OPERATOR_COUNT] = {
                        "wg_acc{v, 1}",
                        "(r.m == ${lowest} || r.m == ${highest} || r.m != r.m) ? r.m"
                        " : r.m + log(r.s)",
-                       WG_OUT_FLOAT, ALL_TYPES, NULL, true, false, 0, NULL, NULL, true},
+                       WG_OUT_FLOAT, ALL_TYPES, NULL, true, false, 0, NULL, NULL, true,
+                       false, lse_fold},
   [WG_OP_COUNT_NONZERO] = {"count_nonzero", {{"unsigned long long", NULL}}, NULL, "0ull",
                            "a + b", NULL, "v != (${value})0 ? 1ull : 0ull",
                            "(long long)r", WG_OUT_I64, ALL_TYPES, NULL, false, false,

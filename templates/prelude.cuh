@@ -25,7 +25,9 @@ static __device__ __forceinline__ wg_acc wg_map(wg_elem x, long long i${map_para
   (void)i;
   return ${map};
 }
-static __device__ __forceinline__ wg_out wg_finalize(wg_acc r, unsigned long long n,
+/* A lane's mapped values folded at once, where the operator has such a
+ * fold (WG_FOLD_VALUES 1: the row kernels use it for whole passes). */
+${fold}static __device__ __forceinline__ wg_out wg_finalize(wg_acc r, unsigned long long n,
     const wg_params &p) {
   (void)n; (void)p;
   const ${result} v = ${final};

@@ -190,6 +190,20 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
           /* Every vector of the pass is there (the row lengths this shape
            * was made for): a pairwise tree, whose merges see equal counts,
            * then one merge into acc, as in the array kernel. */
+#if WG_FOLD_VALUES
+          /* Or, where the operator has one, its fold of all the pass's
+           * values at once (logsumexp: the max, then an exp a value). */
+          wg_fold_value vals[V * WG_VEC];
+#pragma unroll
+          for (int m = 0; m < V; m++) {
+            wg_vec16 u;
+            u.raw = x[k][m];
+            const long long at = (long long)(part[k].head + (first + lane + (unsigned)(m * G)) * WG_VEC);
+#pragma unroll
+            for (int j = 0; j < WG_VEC; j++) vals[m * WG_VEC + j] = wg_value(u.e[j], at + j);
+          }
+          acc[k] = wg_combine(acc[k], wg_fold_values(vals));
+#else
           wg_acc t[V];
 #pragma unroll
           for (int m = 0; m < V; m++)
@@ -200,6 +214,7 @@ static __device__ __forceinline__ void wg_rows(const wg_elem *__restrict__ in,
 #pragma unroll
             for (int j = 0; j + w < V; j += 2 * w) t[j] = wg_combine(t[j], t[j + w]);
           acc[k] = wg_combine(acc[k], t[0]);
+#endif
         } else {
 #pragma unroll
           for (int m = 0; m < V; m++) {
