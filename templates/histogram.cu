@@ -146,13 +146,12 @@ union wg_vec16 {
   wg_elem e[WG_VEC];
 };
 
-/* One trip of the sweep: WG_UNROLL vectors a lane, lanes apart, from the
- * warp's first vector base, all loaded before any is counted. FAST: the
- * bin's fast path (wg_bin_fast holds); WHOLE: every vector of the trip is
- * in the array, so no key tests its bounds. */
-template <bool FAST, bool WHOLE>
+/* One whole trip of the sweep (every vector in the array, so no key tests
+ * its bounds) on the bin's fast path (wg_bin_fast holds): WG_UNROLL vectors
+ * a lane, lanes apart, from the warp's first vector base, all loaded before
+ * any is counted. */
 static __device__ __forceinline__ void wg_trip(const uint4 *body, unsigned long long base,
-    unsigned long long lanes, unsigned long long vectors, unsigned long long head,
+    unsigned long long lanes, unsigned long long head,
     long long len, long long nbins, const wg_params &params, const wg_bin_setup &setup,
     unsigned *h, unsigned hs, wg_count *out) {
   const unsigned lane = threadIdx.x & 31u;
@@ -160,7 +159,7 @@ static __device__ __forceinline__ void wg_trip(const uint4 *body, unsigned long 
 #pragma unroll
   for (int u = 0; u < WG_UNROLL; u++) {
     const unsigned long long v = base + lane + u * lanes;
-    x[u] = WHOLE || v < vectors ? __ldg(body + v) : make_uint4(0u, 0u, 0u, 0u);
+    x[u] = __ldg(body + v);
   }
   bool aggregate = true; /* decided by the trip's first key */
 #pragma unroll
@@ -170,13 +169,35 @@ static __device__ __forceinline__ void wg_trip(const uint4 *body, unsigned long 
     e.raw = x[u];
 #pragma unroll
     for (int j = 0; j < WG_VEC; j++) {
-      const int b = WHOLE || v < vectors
-                        ? wg_bin<FAST>(e.e[j], (long long)(head + v * WG_VEC + j), len, nbins,
-                                       params, setup)
-                        : -1;
+      const int b = wg_bin<true>(e.e[j], (long long)(head + v * WG_VEC + j), len, nbins,
+                                 params, setup);
       if (u == 0 && j == 0) aggregate = wg_worth_aggregating(b);
       wg_warp_count(b, h, hs, out, nbins, aggregate);
     }
+  }
+}
+
+/* A trip a vector at a time, each vector and key tested, the bin's full
+ * path, the votes always asked: the last trips (at most one a warp), and
+ * every trip of a float range that must divide (widths outside [1e-30,
+ * 1e30]). Not unrolled over the trip: unrolled beside wg_trip it doubled
+ * the kernel's compile time. */
+static __device__ __forceinline__ void wg_trip_last(const uint4 *body, unsigned long long base,
+    unsigned long long lanes, unsigned long long vectors, unsigned long long head,
+    long long len, long long nbins, const wg_params &params, const wg_bin_setup &setup,
+    unsigned *h, unsigned hs, wg_count *out) {
+  const unsigned lane = threadIdx.x & 31u;
+#pragma unroll 1
+  for (int u = 0; u < WG_UNROLL; u++) {
+    const unsigned long long v = base + lane + (unsigned long long)u * lanes;
+    wg_vec16 e;
+    e.raw = v < vectors ? __ldg(body + v) : make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+    for (int j = 0; j < WG_VEC; j++)
+      wg_warp_count(v < vectors ? wg_bin<false>(e.e[j], (long long)(head + v * WG_VEC + j), len,
+                                                nbins, params, setup)
+                                : -1,
+                    h, hs, out, nbins, true);
   }
 }
 
@@ -216,20 +237,20 @@ ${kernel}(const wg_elem *__restrict__ in, unsigned long long n,
 
   const uint4 *body = (const uint4 *)(in + head);
   const unsigned long long lanes = (unsigned long long)gridDim.x * WG_BLOCK;
-  /* Trips whose every vector is in the array (no bounds test a key) take
-   * the bin's fast path when it holds; the last trips test each vector.
-   * The warp's first vector decides the trip, so every lane takes it. */
+  /* Trips whose every vector is in the array take the bin's fast path
+   * with no bounds test a key, when the range allows it (every integer
+   * key and map; a float range whose reciprocal is exact enough); the rest
+   * (the last trips, and every trip of a range that divides) go a vector
+   * at a time. The warp's first vector decides the trip, so every lane
+   * takes it. */
   const unsigned long long step = WG_UNROLL * lanes, span = (WG_UNROLL - 1) * lanes + 32u;
   const unsigned long long whole_end = vectors >= span ? vectors - span + 1u : 0u;
   unsigned long long base = (unsigned long long)blockIdx.x * WG_BLOCK + (threadIdx.x & ~31u);
   if (wg_bin_fast(setup))
     for (; base < whole_end; base += step)
-      wg_trip<true, true>(body, base, lanes, vectors, head, len, nbins, params, setup, h, hs, out);
-  else
-    for (; base < whole_end; base += step)
-      wg_trip<false, true>(body, base, lanes, vectors, head, len, nbins, params, setup, h, hs, out);
+      wg_trip(body, base, lanes, head, len, nbins, params, setup, h, hs, out);
   for (; base < vectors; base += step)
-    wg_trip<false, false>(body, base, lanes, vectors, head, len, nbins, params, setup, h, hs, out);
+    wg_trip_last(body, base, lanes, vectors, head, len, nbins, params, setup, h, hs, out);
 
 #if WG_METHOD != 2
   /* The block's counts into the output: one add a non-empty bin. */

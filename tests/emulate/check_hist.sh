@@ -20,7 +20,7 @@ fi
 cc -O2 -c -Iinclude -Itests tests/oracle.c -o "$work/oracle.o" &&
 cc -O2 -c -Iinclude -Itests tests/oracle_warp.c -o "$work/oracle_warp.o" &&
 cc -O2 -c -Iinclude -Itests tests/oracle_hist.c -o "$work/oracle_hist.o" || exit 2
-run() { # type-name type-index bins counts(u32|u64) then cases "n grid shift kind"...
+run() { # type-name type-index bins counts(u32|u64) then cases "n grid shift kind [wide]"...
   local tn=$1 ti=$2 bins=$3 counts=$4; shift 4
   local spec="histogram $tn bins=$bins counts=$counts arch=sm_90"
   "$build/warpgen" source "$spec" >"$work/k.cu" || { echo "FAIL: source $spec"; fail=1; return; }
@@ -33,7 +33,7 @@ run() { # type-name type-index bins counts(u32|u64) then cases "n grid shift kin
   local csize=4; [ "$counts" = u64 ] && csize=8
   for c in "$@"; do
     set -- $c
-    "$work/h" "$ti" "$bins" "$1" "$2" "$3" "$4" "$csize" $RANDOM || fail=1
+    "$work/h" "$ti" "$bins" "$1" "$2" "$3" "$4" "$csize" $RANDOM "${5:-0}" || fail=1
   done
 }
 # types: 1 bf16, 2 f32, 3 f64, 4 i32, 5 u32, 6 i64, 7 u64; kinds: 0 uniform,
@@ -45,7 +45,10 @@ run u64 7 300 u32 "4000 3 1 3"
 run i32 4 30000 u32 "140000 1 0 2" "5000 3 1 3" "280001 1 0 4" "205535 1 0 5"
 run i64 6 65536 u64 "140001 1 1 2" "9000 3 3 3"
 run bf16 1 1000 u32 "5000 3 1 3"
-run f64 3 200000 u32 "5000 3 1 3" "3000 1 0 2"
+run f64 3 200000 u32 "5000 3 1 3" "3000 1 0 2" "70001 2 1 0 1"
+# a float range too wide for the reciprocal: every trip divides, a vector at a time
+run f32 2 256 u32 "70001 3 1 0 1" "4099 1 0 3 1"
+run bf16 1 1000 u32 "20000 2 1 1 1"
 run u32 5 1 u32 "3000 2 1 3"
 # the float bin's quotient: a reciprocal refined once is the division
 cc -O2 -ffp-contract=off tests/emulate/divcheck.c -o "$work/divcheck" -lm &&

@@ -5,7 +5,9 @@
  * another, shared memory and atomics emulated; then compares the bins with
  * the oracle (tests/oracle_hist.c). Checks the kernel's logic (head, tail,
  * loops, votes, 16-bit wraps, merges) on a machine without a GPU.
- *   usage: PROGRAM TYPE BINS N GRID SHIFT KIND COUNTS(4|8) SEED
+ *   usage: PROGRAM TYPE BINS N GRID SHIFT KIND COUNTS(4|8) SEED [WIDE]
+ * WIDE 1: float keys over [-2e30, 2e30], a range too wide for the
+ * reciprocal, so every key divides (the kernel's slow path); else [-3, 5].
  * KIND: the oracle's (0 uniform, 1 piled, 2 one bin, 3 edges), or 4 and 5:
  * integer keys on two bins of one 16-bit word (alternating; or the high
  * bin's 65535 first, so that the low bin's carry wraps the whole word).
@@ -41,7 +43,8 @@ int main(int argc, char **argv) {
   const size_t esize = wg_type_size(type);
   std::vector<unsigned __int128> store((n + shift + 8) * esize / 16 + 2);
   unsigned char *in = (unsigned char *)store.data() + shift * esize;
-  const double lo = -3.0, hi = 5.0;
+  const bool wide = argc > 9 && atoi(argv[9]) == 1;
+  const double lo = wide ? -2e30 : -3.0, hi = wide ? 2e30 : 5.0;
   if (kind >= 4) { /* integer keys on two bins that share a 16-bit word */
     for (unsigned long long i = 0; i < n; i++) {
       /* 4: alternating; 5: 65535 keys of the high bin first (its counter at
@@ -77,9 +80,10 @@ int main(int argc, char **argv) {
   wg_oracle_report r;
   wg_oracle_report_init(&r);
   wg_oracle_hist_check(&r, csize == 8 ? WG_U64 : WG_U32, bins, want.data(), out.data());
-  printf("%s: %s bins=%lld n=%llu grid=%u shift=%u kind=%d seed=%llu%s%s\n",
+  printf("%s: %s bins=%lld n=%llu grid=%u shift=%u kind=%d seed=%llu%s%s%s\n",
          r.mismatches ? "FAIL" : "PASS",
          wg_type_size(type) ? argv[1] : "?", bins, n, grid, shift, kind, seed,
+         wide ? " wide" : "",
          r.mismatches ? ": " : "", r.mismatches ? r.first : "");
   return r.mismatches ? 1 : 0;
 }
