@@ -124,6 +124,16 @@ double wg_test_now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+void wg_test_nvrtc_sample(unsigned *every, unsigned *offset) {
+  const char *every_text = getenv("WARPGEN_NVRTC_EVERY");
+  const char *offset_text = getenv("WARPGEN_NVRTC_OFFSET");
+  *every = every_text && atoi(every_text) > 0 ? (unsigned)atoi(every_text) : 1u;
+  const unsigned long long at = offset_text && atoi(offset_text) >= 0
+                                    ? (unsigned long long)atoi(offset_text)
+                                    : (unsigned long long)(time(NULL) / 86400);
+  *offset = (unsigned)(at % *every);
+}
+
 /* --- work split over threads ---------------------------------------------- */
 
 #define MAX_THREADS 32

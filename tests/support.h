@@ -45,6 +45,12 @@ void wg_test_rmtree(const char *path);
 /* Seconds on a monotonic clock. */
 double wg_test_now(void);
 
+/* The part of a spec list an nvrtc suite compiles: the items i with
+ * i % every == offset. every is WARPGEN_NVRTC_EVERY (default 1: all);
+ * offset is WARPGEN_NVRTC_OFFSET, else the day number, so that daily runs
+ * cover the whole list; both reduced so that offset < every. */
+void wg_test_nvrtc_sample(unsigned *every, unsigned *offset);
+
 /* wg_oracle_warp_fill and wg_oracle_warp_check over the whole array, on every core when the
  * array is large. */
 void wg_test_fill(const wg_spec *spec, void *in, uint64_t n, uint64_t seed);

@@ -7,6 +7,7 @@
  * matches, e.g. '^(ballot|any|all) ' for the vote primitives.
  */
 #include "internal.h"
+#include "support.h"
 #include "warp_cases.h"
 
 #include <check.h>
@@ -101,14 +102,10 @@ START_TEST(every_spec_compiles) {
   wg_spec *list;
   size_t n, failures = 0;
   ck_assert_int_eq(wg_spec_list(ctx, &list, &n, test_arch), WG_OK);
-  const char *every_text = getenv("WARPGEN_NVRTC_EVERY");
-  const size_t every = every_text && atoi(every_text) > 0 ? (size_t)atoi(every_text) : 1;
-  /* WARPGEN_NVRTC_OFFSET picks which of the `every` interleaved samples
-   * (default: the day number, so that daily runs cover the whole list). */
-  const char *offset_text = getenv("WARPGEN_NVRTC_OFFSET");
-  const size_t offset = (offset_text && atoi(offset_text) >= 0
-                             ? (size_t)atoi(offset_text)
-                             : (size_t)(time(NULL) / 86400)) % every;
+  /* WARPGEN_NVRTC_EVERY and _OFFSET pick an interleaved sample. */
+  unsigned every_u, offset_u;
+  wg_test_nvrtc_sample(&every_u, &offset_u);
+  const size_t every = every_u, offset = offset_u;
   const char *filter_text = getenv("WARPGEN_NVRTC_FILTER");
   regex_t filter;
   const bool filtered = filter_text && *filter_text;

@@ -831,13 +831,8 @@ static int precompile_main(int arch) {
  * sanitizer pass), the K-th picked by WARPGEN_NVRTC_OFFSET or else by the
  * day, so that daily runs cover the whole list. */
 static int nvrtc_main(int arch) {
-  const char *every_text = getenv("WARPGEN_NVRTC_EVERY");
-  const char *offset_text = getenv("WARPGEN_NVRTC_OFFSET");
-  const unsigned every = every_text && atoi(every_text) > 0 ? (unsigned)atoi(every_text) : 1;
-  const unsigned offset = (unsigned)((offset_text && atoi(offset_text) >= 0
-                                          ? (unsigned long long)atoi(offset_text)
-                                          : (unsigned long long)(time(NULL) / 86400)) %
-                                     every);
+  unsigned every, offset;
+  wg_test_nvrtc_sample(&every, &offset);
   compile_run run = {arch, 0, 0, 0, every, offset, ""};
   const bool all = env_is("WARPGEN_SCAN_ALL", "1");
   each_spec(all, compile_one, &run);
