@@ -147,12 +147,16 @@ static int choose_defaults(wg_context *ctx, const wg_driver_api *api,
   if (block == 0)
     return wg_fail(ctx, WG_ECUDA, "kernel %s allows only %d threads a block",
                    k->name, k->max_block_size);
-  int per_sm = 0;
+  int per_sm = 0, static_shared = 0;
   size_t shared = wg_codegen_shared_bytes(&k->spec, block);
-  int status = WG_OK;
-  /* Past the 48 KiB default a kernel must opt in before the occupancy
-   * question counts its shared memory (a family's: histograms). */
-  if (shared > 48u * 1024u &&
+  int status = wg_cuda_status(ctx, api->FuncGetAttribute(&static_shared,
+                                  CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k->function),
+                              "cuFuncGetAttribute");
+  if (status != WG_OK) return status;
+  /* Past the 48 KiB default (static and dynamic together) a kernel must
+   * opt in before the occupancy question counts its shared memory, and
+   * before it launches (histograms, staged row kernels). */
+  if (shared > 0 && shared + (size_t)static_shared > 48u * 1024u &&
       shared <= (size_t)ctx->device->max_shared_per_block_optin) {
     status = wg_cuda_status(ctx, api->FuncSetAttribute(k->function,
                                 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
