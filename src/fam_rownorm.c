@@ -8,7 +8,9 @@
  * for short rows, a warp, or a block of up to 1024 threads, each lane
  * holding up to 4 16-byte vectors in registers (f32 rows past 16384
  * elements: up to 8), so that a row is read once. Rows longer than a block
- * holds are streamed twice by a block of 1024 (templates/rownorm.cu).
+ * holds are streamed twice by a block of 1024 (templates/rownorm.cu). On
+ * sm_90 and newer, softmax blocks alone on their SM stage their next row
+ * in shared memory while they work on this one (`staging`).
  */
 #include "driver.h"
 #include "fam_rownorm.h"
@@ -75,7 +77,22 @@ typedef struct rownorm_shape {
   unsigned chunks; /* 16-byte vectors a lane holds */
   unsigned rows_per_round;
   unsigned block;  /* threads a block */
+  bool staged;     /* the next row comes into shared memory meanwhile */
 } rownorm_shape;
+
+/* Softmax and log_softmax blocks that are alone on their SM, from sm_90
+ * on, loop over rows with the next row on its way into shared memory
+ * (bulk copies, cp.async.bulk) while they fold and write this one: else
+ * memory idles while the block folds. What the H200 measured (2^26
+ * elements, x copy, README "Fused row kernels"): f32 rows of 16384 0.77
+ * -> 0.85, bf16 16384 0.60 -> 0.79, bf16 32768 0.74 -> 0.81; but f32
+ * 32768 (128 KiB a row) 0.89 -> 0.82, f32 8192 (two blocks an SM) 0.91 ->
+ * 0.86, and layernorm and rmsnorm lost at most lengths, so those keep
+ * their loads. A cluster of blocks a row instead (each SM holding blocks
+ * of several rows) measured worse everywhere: f32 32768 0.54-0.75. */
+#define WG_STAGED_GROUP 512u
+#define WG_STAGED_MOST (64u * 1024u)
+#define WG_STAGED_ARCH 90
 
 static uint64_t pow2_at_least(uint64_t x) {
   uint64_t p = 1;
@@ -87,6 +104,29 @@ static uint64_t pow2_at_least(uint64_t x) {
  * arithmetic takes registers in pairs, and 16 spilled). */
 static unsigned max_chunks(wg_type type) { return wg_types[type].size == 4 ? 8u : 4u; }
 
+/* Bytes of shared memory a staged row takes: what the shape holds. */
+static size_t staged_bytes(rownorm_shape s) {
+  return s.staged ? (size_t)s.group * s.chunks * 16u : 0;
+}
+
+/* Blocks an SM keeps: what __launch_bounds__ asks for, the type's threads
+ * an SM (tuning_of: 512 leaves a thread up to 128 registers, for a lane
+ * holds a row's values in registers) over the block's; a block of 1024
+ * has no choice. */
+static unsigned blocks_per_sm(wg_type type, rownorm_shape s) {
+  const unsigned per_sm = tuning_of(type).threads_per_sm;
+  return s.block >= per_sm ? 1u : per_sm / s.block;
+}
+
+/* s, staged where the rule above says. */
+static rownorm_shape staging(rownorm_shape s, wg_primitive primitive, wg_type type, int arch) {
+  s.staged = arch >= WG_STAGED_ARCH &&
+             (primitive == WG_SOFTMAX_ROWS || primitive == WG_LOG_SOFTMAX_ROWS) &&
+             s.group >= WG_STAGED_GROUP && blocks_per_sm(type, s) == 1 &&
+             (size_t)s.group * s.chunks * 16u <= WG_STAGED_MOST;
+  return s;
+}
+
 /* Short rows (what a warp holds at the type's short_chunks vectors a
  * lane): the fewest lanes, a power of two, that hold the row so (at least
  * 2 lanes once a row has 2 vectors, so a lane pair reads whole 32-byte
@@ -95,12 +135,11 @@ static unsigned max_chunks(wg_type type) { return wg_types[type].size == 4 ? 8u 
  * 1024 threads hold the row so, then up to max_chunks. On the H200
  * (2^26 f32, x copy), 4 a lane beat 8: rows of 1024 0.89 -> 0.95
  * (softmax), rows of 4096 0.86 -> 0.94. cols 0 (any): the largest block. */
-static rownorm_shape shape_for(wg_type type, int64_t cols) {
+static rownorm_shape shape_for(wg_primitive primitive, wg_type type, int64_t cols, int arch) {
   const uint64_t vec = 16u / wg_types[type].size, most = max_chunks(type);
-  rownorm_shape s = {1024, (unsigned)most, 1, 1024};
-  if (cols <= 0) return s;
-  const uint64_t vectors = ((uint64_t)cols + vec - 1) / vec;
-  if (vectors > 1024 * most) return s;
+  rownorm_shape s = {1024, (unsigned)most, 1, 1024, false};
+  const uint64_t vectors = cols > 0 ? ((uint64_t)cols + vec - 1) / vec : UINT64_MAX;
+  if (vectors > 1024 * most) return staging(s, primitive, type, arch);
   const uint64_t short_chunks = tuning_of(type).short_chunks;
   const uint64_t per_lane = vectors <= 32 * short_chunks     ? short_chunks
                             : vectors <= 1024 * WG_BLOCK_CHUNKS ? WG_BLOCK_CHUNKS
@@ -111,7 +150,7 @@ static rownorm_shape shape_for(wg_type type, int64_t cols) {
   s.chunks = (unsigned)((vectors + group - 1) / group);
   s.rows_per_round = group <= 32 && s.chunks < 4 ? 4u / s.chunks : 1u;
   s.block = group <= 32 ? WG_ROWNORM_BLOCK : (unsigned)group;
-  return s;
+  return staging(s, primitive, type, arch);
 }
 
 /* The cols= of the kernel a call with rows of `cols` uses: what its shape
@@ -119,7 +158,7 @@ static rownorm_shape shape_for(wg_type type, int64_t cols) {
 static int64_t spec_cols(wg_type type, uint64_t cols) {
   const uint64_t vec = 16u / wg_types[type].size;
   if (cols == 0 || cols > 1024ull * max_chunks(type) * vec) return 0;
-  const rownorm_shape s = shape_for(type, (int64_t)cols);
+  const rownorm_shape s = shape_for(WG_SOFTMAX_ROWS, type, (int64_t)cols, 0);
   return (int64_t)((uint64_t)s.group * s.chunks * vec);
 }
 
@@ -141,6 +180,11 @@ static void rownorm_format_keys(wg_buf *out, const wg_spec *s) {
   wg_buf_printf(out, " cols=%lld", (long long)s->cols);
 }
 
+static size_t rownorm_shared_bytes(const wg_spec *c, unsigned block_size) {
+  (void)block_size;
+  return staged_bytes(shape_for(c->primitive, c->type, c->cols, c->arch));
+}
+
 static void rownorm_name_suffix(wg_buf *out, const wg_spec *c) {
   if (c->cols) wg_buf_printf(out, "_c%lld", (long long)c->cols);
 }
@@ -150,7 +194,7 @@ static int rownorm_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
   if (!op)
     return wg_fail(ctx, WG_ESPEC, "'%s' is not a fused row kernel",
                    wg_primitives[c->primitive].name);
-  const rownorm_shape shape = shape_for(c->type, c->cols);
+  const rownorm_shape shape = shape_for(c->primitive, c->type, c->cols, c->arch);
   const unsigned vec = 16u / wg_types[c->type].size;
   char spec_text[256], kernel[128], block[16], group[16], chunks[16], rpr[16], min_blocks[16],
       summary[400];
@@ -160,11 +204,7 @@ static int rownorm_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
   snprintf(group, sizeof group, "%u", shape.group);
   snprintf(chunks, sizeof chunks, "%u", shape.chunks);
   snprintf(rpr, sizeof rpr, "%u", shape.rows_per_round);
-  /* The type's threads an SM (tuning_of): 512 leaves a thread up to 128
-   * registers, for a lane holds a row's values in registers; a block of
-   * 1024 has no choice. */
-  const unsigned per_sm = tuning_of(c->type).threads_per_sm;
-  snprintf(min_blocks, sizeof min_blocks, "%u", shape.block >= per_sm ? 1u : per_sm / shape.block);
+  snprintf(min_blocks, sizeof min_blocks, "%u", blocks_per_sm(c->type, shape));
   const unsigned holds = shape.group * shape.chunks * vec;
   if (shape.group <= 32)
     snprintf(summary, sizeof summary,
@@ -176,8 +216,9 @@ static int rownorm_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
   else
     snprintf(summary, sizeof summary,
              "The shape for rows of up to %u\n * elements: a block of %u threads a row, "
-             "%u 16-byte vector%s a thread.",
-             holds, shape.group, shape.chunks, shape.chunks == 1 ? "" : "s");
+             "%u 16-byte vector%s a thread%s.",
+             holds, shape.group, shape.chunks, shape.chunks == 1 ? "" : "s",
+             shape.staged ? ", the next row staged in shared memory" : "");
   wg_buf prelude = {0};
   int rc = wg_codegen_prelude(ctx, &prelude, c);
   if (!rc && prelude.failed) rc = wg_fail(ctx, WG_ENOMEM, "out of memory");
@@ -189,7 +230,7 @@ static int rownorm_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
       {"op", op->op},              {"block", block},
       {"group", group},            {"chunks", chunks},
       {"rows_per_round", rpr},     {"min_blocks", min_blocks},
-      {"kernel", kernel},
+      {"staged", shape.staged ? "1" : "0"}, {"kernel", kernel},
     };
     rc = wg_template_render(ctx, out, "rownorm.cu", vars, WG_COUNT_OF(vars));
   }
@@ -204,6 +245,7 @@ const wg_family wg_family_rownorm = {
   .format_keys = rownorm_format_keys,
   .name_suffix = rownorm_name_suffix,
   .source = rownorm_source,
+  .shared_bytes = rownorm_shared_bytes,
 };
 
 /* --- the calls -------------------------------------------------------------- */
@@ -263,18 +305,21 @@ static int rownorm_run(wg_context *ctx, const wg_spec *spec, const rownorm_args 
   wg_kernel *k = NULL;
   status = wg_kernel_get(ctx, &k, spec);
   if (status) return status;
-  const rownorm_shape shape = shape_for(type, spec->cols);
+  const rownorm_shape shape = shape_for(spec->primitive, type, spec->cols, k->spec.arch);
   if ((unsigned)k->max_block_size < shape.block)
     return wg_fail(ctx, WG_ECUDA, "%s allows %d threads a block; it needs %u", k->name,
                    k->max_block_size, shape.block);
   /* Tiles of rows the blocks loop over: a block a tile, or at most what is
    * resident (the kernel's default grid counts blocks of 256), as the
-   * type's tuning says. */
+   * type's tuning says. Staged rows loop, so that there is a next row to
+   * stage: as many blocks as the SMs keep. */
   const uint64_t per_tile = (uint64_t)(shape.block / shape.group) * shape.rows_per_round;
   uint64_t grid = a->rows / per_tile + (a->rows % per_tile != 0);
   uint64_t resident = (uint64_t)k->default_grid * 256u / shape.block;
+  if (shape.staged)
+    resident = (uint64_t)ctx->device->info.sm_count * blocks_per_sm(type, shape);
   if (resident < 1) resident = 1;
-  if (grid > resident && !tuning_of(type).full_grid) grid = resident;
+  if (grid > resident && (shape.staged || !tuning_of(type).full_grid)) grid = resident;
   if (grid > WG_MAX_GRID) grid = WG_MAX_GRID;
 
   CUdeviceptr in = (CUdeviceptr)a->in, out = (CUdeviceptr)a->out;
@@ -290,7 +335,8 @@ static int rownorm_run(wg_context *ctx, const wg_spec *spec, const rownorm_args 
   if (status) return status;
   status = wg_cuda_status(ctx,
                           api->LaunchKernel(k->function, (unsigned)grid, 1, 1, shape.block,
-                                            1, 1, 0, (CUstream)stream, params, NULL),
+                                            1, 1, (unsigned)staged_bytes(shape),
+                                            (CUstream)stream, params, NULL),
                           "cuLaunchKernel");
   wg_device_leave(ctx, &scope);
   if (status == WG_OK) wg_errmsg_clear(ctx);
@@ -355,8 +401,10 @@ int wg_rownorm_spec(wg_context *ctx, const wg_spec *spec, uint64_t in, uint64_t 
   return rownorm_run(ctx, spec, &a, stream);
 }
 
-void wg_rownorm_shape_numbers(wg_type type, int64_t cols, unsigned out[4]) {
-  const rownorm_shape s = shape_for(type, cols);
+void wg_rownorm_shape_numbers(wg_primitive primitive, wg_type type, int64_t cols, int arch,
+                              unsigned out[5]) {
+  const rownorm_shape s = shape_for(primitive, type, cols, arch);
   out[0] = s.group, out[1] = s.chunks, out[2] = s.rows_per_round, out[3] = s.block;
+  out[4] = s.staged;
 }
 int64_t wg_rownorm_spec_cols(wg_type type, uint64_t cols) { return spec_cols(type, cols); }

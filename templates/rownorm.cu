@@ -11,7 +11,9 @@
  * block holds) are streamed: one read for the statistics, a second to
  * write. Rows whose bases, strides, weight and bias are all 16-byte
  * aligned, with cols a multiple of a vector, move in 16-byte vectors; any
- * other layout moves one element at a time through the same code.
+ * other layout moves one element at a time through the same code. A
+ * staged kernel (WG_STAGED, sm_90 on) has each block loop over rows with
+ * the next one on its way into shared memory meanwhile.
  * Accumulation is in ${num}; every fold has a fixed order, so the same
  * input gives the same bits on every run.
  */
@@ -22,6 +24,7 @@ typedef ${num} wg_num; /* what the statistics are computed in */
 #define WG_GROUP ${group}   /* lanes a row: <= 32 a logical warp, else the block */
 #define WG_CHUNKS ${chunks} /* 16-byte vectors a lane holds */
 #define WG_ROWS_PER_ROUND ${rows_per_round} /* rows a group has in flight */
+#define WG_STAGED ${staged} /* 1: a block's next row comes into shared memory meanwhile */
 #define WG_VEC ((int)(16 / sizeof(wg_elem))) /* elements a vector */
 #define WG_HELD (WG_CHUNKS * WG_VEC)          /* elements a lane holds */
 #define WG_GROUPS (WG_BLOCK / WG_GROUP)       /* rows a block works on at once */
@@ -29,6 +32,7 @@ typedef ${num} wg_num; /* what the statistics are computed in */
 static_assert(WG_GROUP <= 32 ? WG_BLOCK % WG_GROUP == 0 : WG_BLOCK == WG_GROUP,
               "a group is a part of a warp or the whole block");
 static_assert(WG_GROUP <= 32 || WG_ROWS_PER_ROUND == 1, "a block takes one row at a time");
+static_assert(!WG_STAGED || WG_GROUP > 32, "a staged row is a block's");
 
 /* ---- arithmetic in wg_num ---- */
 static __device__ __forceinline__ float wg_exp(float x) { return expf(x); }
@@ -179,6 +183,66 @@ static __device__ __forceinline__ void wg_prefetch_l2(const void *p) {
 #endif
 }
 
+#if WG_STAGED
+/* The staged row: the block's next row, brought into dynamic shared
+ * memory (WG_GROUP * WG_HELD elements) by bulk copies that complete an
+ * mbarrier's phase, while the block folds and writes the row before. A
+ * block's rows go: wait for the phase, every lane takes its values into
+ * registers, a barrier, then one thread starts the next row's copy. */
+extern __shared__ __align__(16) unsigned char wg_stage_bytes[];
+struct wg_stage { unsigned buf, bar, parity; }; /* shared addresses, the phase awaited */
+
+static __device__ __forceinline__ unsigned wg_shared_addr(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+/* One thread: `bytes` (a multiple of 16, both addresses 16-byte aligned)
+ * from src into the stage, in copies of at most 32 KiB. */
+static __device__ __forceinline__ void wg_stage_fetch(const wg_stage &st, const wg_elem *src,
+                                                      unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+               : : "r"(st.bar), "r"(bytes) : "memory");
+  for (unsigned at = 0; at < bytes; at += 32768u) {
+    const unsigned part = bytes - at < 32768u ? bytes - at : 32768u;
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1], %2, [%3];"
+                 : : "r"(st.buf + at), "l"((const char *)src + at), "r"(part), "r"(st.bar)
+                 : "memory");
+  }
+}
+/* Every thread: until the awaited phase has completed (its copies landed). */
+static __device__ __forceinline__ void wg_stage_wait(wg_stage &st) {
+  asm volatile("{\n\t.reg .pred done;\n"
+               "wg_stage_wait_again:\n\t"
+               "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n\t"
+               "@!done bra wg_stage_wait_again;\n\t}"
+               : : "r"(st.bar), "r"(st.parity) : "memory");
+  st.parity ^= 1u;
+}
+/* The block's stage, with the copy of its first row (src: NULL for none)
+ * started. Every thread of the block calls it. */
+static __device__ __forceinline__ wg_stage wg_stage_start(const wg_elem *src, unsigned bytes) {
+  __shared__ __align__(8) unsigned long long bar;
+  const wg_stage st = {wg_shared_addr(wg_stage_bytes), wg_shared_addr(&bar), 0u};
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" : : "r"(st.bar) : "memory");
+    /* the initialised barrier, seen by the copy engine */
+    asm volatile("fence.mbarrier_init.release.cluster;" : : : "memory");
+    if (src) wg_stage_fetch(st, src, bytes);
+  }
+  __syncthreads();
+  return st;
+}
+template <int E>
+static __device__ __forceinline__ void wg_get_staged(wg_num (&a)[E], const wg_elem *p) {
+  union { uint4 raw; wg_elem e[16 / sizeof(wg_elem)]; } u;
+  u.raw = *(const uint4 *)p;
+#pragma unroll
+  for (int j = 0; j < E; j++) a[j] = wg_load(u.e[j]);
+}
+#else
+struct wg_stage {};
+#endif
+
 /* The row statistics the output step needs. */
 struct wg_stats { wg_num a, b; };
 
@@ -223,7 +287,7 @@ template <int E>
 static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, const wg_elem *weight,
     const wg_elem *bias, wg_elem *out, unsigned long long rows, unsigned cols,
     unsigned long long in_stride, unsigned long long out_stride, wg_num eps,
-    unsigned long long tile, unsigned &slot) {
+    unsigned long long tile, unsigned &slot, wg_stage &stage) {
   constexpr int R = WG_ROWS_PER_ROUND, P = WG_HELD / E;
   constexpr unsigned STEP = (unsigned)WG_GROUP * E; /* columns between a lane's pieces */
   const unsigned lane = threadIdx.x % WG_GROUP, group = threadIdx.x / WG_GROUP;
@@ -237,13 +301,30 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, const wg_
     const unsigned long long row = tile + (unsigned long long)k * WG_GROUPS + group;
     const bool valid = row < rows;
     left[k] = valid && cols > first_col ? cols - first_col : 0u;
+#if WG_STAGED
+    (void)stage;
+  }
+  {
+    static_assert(E == WG_VEC && R == 1, "a staged row is one row of whole vectors");
+    wg_stage_wait(stage);
+    const wg_elem *p = (const wg_elem *)wg_stage_bytes + first_col;
+#pragma unroll
+    for (int c = 0; c < P; c++)
+      if ((unsigned)c * STEP < left[0]) wg_get_staged<E>(x[0][c], p + (unsigned)c * STEP);
+    __syncthreads(); /* every lane has its values: the stage takes the next row */
+    const unsigned long long next = tile + (unsigned long long)gridDim.x;
+    if (threadIdx.x == 0 && next < rows)
+      wg_stage_fetch(stage, in + next * in_stride, cols * (unsigned)sizeof(wg_elem));
+  }
+#else
     const wg_elem *p = in + (valid ? row : 0ull) * in_stride + first_col;
 #pragma unroll
     for (int c = 0; c < P; c++)
       if ((unsigned)c * STEP < left[k]) wg_get<E>(x[k][c], p + (unsigned)c * STEP);
   }
+#endif
   auto here = [&](int k, int c) { return (unsigned)c * STEP < left[k]; };
-#if WG_GROUP > 32
+#if WG_GROUP > 32 && !WG_STAGED
   /* A block holds one row and an SM one or two blocks: while this row's
    * statistics are folded, the next row this block takes is fetched into
    * L2, so that memory stays busy between rows. */
@@ -447,9 +528,16 @@ static __device__ __forceinline__ void wg_rows_fit(const wg_elem *in, const wg_e
     const wg_elem *bias, wg_elem *out, unsigned long long rows, unsigned long long cols,
     unsigned long long in_stride, unsigned long long out_stride, wg_num eps) {
   unsigned slot = 0;
+#if WG_STAGED
+  const unsigned long long first = blockIdx.x;
+  wg_stage stage = wg_stage_start(first < rows ? in + first * in_stride : nullptr,
+                                  (unsigned)cols * (unsigned)sizeof(wg_elem));
+#else
+  wg_stage stage;
+#endif
   WG_FOR_TILES(tile)
     wg_rows_held<WG_VEC>(in, weight, bias, out, rows, (unsigned)cols, in_stride, out_stride,
-                         eps, tile, slot);
+                         eps, tile, slot, stage);
 }
 
 template <int E>

@@ -46,14 +46,17 @@ static const wg_type floats[] = {WG_F16, WG_BF16, WG_F32, WG_F64};
 /* --- unit ------------------------------------------------------------------ */
 
 START_TEST(shapes_hold_their_rows) {
-  for (size_t t = 0; t < WG_COUNT_OF(floats); t++) {
+  for (size_t t = 0; t < WG_COUNT_OF(floats); t++)
+  for (size_t p = 0; p < WG_COUNT_OF(prims); p++) {
     const wg_type type = floats[t];
     const uint64_t vec = 16 / wg_type_size(type);
-    for (uint64_t cols = 1; cols <= 70000; cols += cols < 5000 ? 1 : 7) {
-      unsigned s[4], c[4];
-      wg_rownorm_shape_numbers(type, (int64_t)cols, s);
+    const bool softmax = prims[p] == WG_SOFTMAX_ROWS || prims[p] == WG_LOG_SOFTMAX_ROWS;
+    for (uint64_t cols = 1; cols <= 70000; cols += cols < 5000 ? 1 : 7)
+    for (int arch = 80; arch <= 90; arch += 10) {
+      unsigned s[5], c[5];
+      wg_rownorm_shape_numbers(prims[p], type, (int64_t)cols, arch, s);
       const int64_t sc = wg_rownorm_spec_cols(type, cols);
-      wg_rownorm_shape_numbers(type, sc, c);
+      wg_rownorm_shape_numbers(prims[p], type, sc, arch, c);
       /* The kernel the call picks has the shape made for cols. */
       ck_assert_msg(memcmp(s, c, sizeof s) == 0, "%s cols=%" PRIu64 ": spec cols %" PRId64
                     " changes the shape", wg_type_name(type), cols, sc);
@@ -69,6 +72,12 @@ START_TEST(shapes_hold_their_rows) {
       ck_assert(s[1] >= 1 && s[1] <= 8);
       ck_assert(s[0] <= 32 ? s[3] == 256 && s[3] % s[0] == 0 : s[3] == s[0] && s[2] == 1);
       ck_assert(s[1] * s[2] <= 8);
+      /* Rows staged in shared memory: softmax and log_softmax in blocks
+       * of 512 or more, sm_90 on, at most 64 KiB. */
+      if (s[4]) ck_assert(softmax && arch >= 90 && s[0] >= 512);
+      ck_assert_uint_le(s[4] * s[0] * s[1] * 16u, 64u * 1024u);
+      if (softmax && arch >= 90 && s[0] == 1024 && s[0] * s[1] * 16u <= 64u * 1024u)
+        ck_assert_uint_eq(s[4], 1);
     }
   }
 }
@@ -396,8 +405,13 @@ static void gpu_prim(wg_primitive p) {
       const uint64_t cols = cols_list[ci], rows = rows_for(cols);
       /* contiguous; padded by whole vectors (still aligned); padded by odd
        * amounts from an odd base (element by element); in place. */
+      /* Rows of blocks that stage their next row (sm_90 on) loop over a
+       * grid of what the SMs keep (132 blocks of 1024 on an H200): the
+       * first case of such lengths has enough rows that every block takes
+       * several. */
+      const uint64_t looped = cols >= 5000 && cols < (1u << 20) && rows < 300 ? 300 : rows;
       const rn_case cases[] = {
-        {p, t, rows, cols, 0, 0, 0, true, true, false, true, 1e-5},
+        {p, t, looped, cols, 0, 0, 0, true, true, false, true, 1e-5},
         {p, t, rows, cols, vec, 2 * vec, 0, true, false, false, true, 1e-3},
         {p, t, rows, cols, 3, 5, 1, false, true, false, true, 0.0 + 1e-6},
         {p, t, rows > 50 ? 50 : rows, cols, 0, 0, 0, false, false, true, true, 1e-5},
