@@ -301,9 +301,14 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, const wg_
     const unsigned long long row = tile + (unsigned long long)k * WG_GROUPS + group;
     const bool valid = row < rows;
     left[k] = valid && cols > first_col ? cols - first_col : 0u;
-#if WG_STAGED
-    (void)stage;
+#if !WG_STAGED
+    const wg_elem *p = in + (valid ? row : 0ull) * in_stride + first_col;
+#pragma unroll
+    for (int c = 0; c < P; c++)
+      if ((unsigned)c * STEP < left[k]) wg_get<E>(x[k][c], p + (unsigned)c * STEP);
+#endif
   }
+#if WG_STAGED
   {
     static_assert(E == WG_VEC && R == 1, "a staged row is one row of whole vectors");
     wg_stage_wait(stage);
@@ -317,11 +322,7 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, const wg_
       wg_stage_fetch(stage, in + next * in_stride, cols * (unsigned)sizeof(wg_elem));
   }
 #else
-    const wg_elem *p = in + (valid ? row : 0ull) * in_stride + first_col;
-#pragma unroll
-    for (int c = 0; c < P; c++)
-      if ((unsigned)c * STEP < left[k]) wg_get<E>(x[k][c], p + (unsigned)c * STEP);
-  }
+  (void)stage;
 #endif
   auto here = [&](int k, int c) { return (unsigned)c * STEP < left[k]; };
 #if WG_GROUP > 32 && !WG_STAGED
