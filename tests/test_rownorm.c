@@ -449,13 +449,14 @@ static void rn_job(void *arg, int j, CUstream stream) {
 
 /* Calls overlapping on four streams, then captured into a graph replayed
  * twice beside eager calls on another stream (test_cuda_run_jobs): each
- * job (an operation, f32, 300 rows of 1000 or 4096, weight and bias)
+ * job (an operation, f32, 300 rows of 1000 or 16384, weight and bias;
+ * softmax and log_softmax of 16384 stage their rows on sm_90)
  * checked row by row against the oracle. */
 START_TEST(gpu_streams_and_graphs) {
   wg_context *ctx = wg_test_context();
   test_cuda cu;
   test_cuda_open(ctx, &cu);
-  enum { JOBS = 8, STREAMS = 4, ROWS = 300, MOST_COLS = 4096 };
+  enum { JOBS = 8, STREAMS = 4, ROWS = 300, MOST_COLS = 16384 };
   const size_t size = 4;
   rn_jobs r = {.ctx = ctx, .job_bytes = (size_t)ROWS * MOST_COLS * size};
   unsigned char *in = malloc(JOBS * r.job_bytes), *got = malloc(r.job_bytes);
