@@ -218,7 +218,7 @@ static int rownorm_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
              "The shape for rows of up to %u\n * elements: a block of %u threads a row, "
              "%u 16-byte vector%s a thread%s.",
              holds, shape.group, shape.chunks, shape.chunks == 1 ? "" : "s",
-             shape.staged ? ", the next row staged in shared memory" : "");
+             shape.staged ? ",\n * the next row staged in shared memory" : "");
   wg_buf prelude = {0};
   int rc = wg_codegen_prelude(ctx, &prelude, c);
   if (!rc && prelude.failed) rc = wg_fail(ctx, WG_ENOMEM, "out of memory");
