@@ -3,7 +3,7 @@
 run on one GPU: softmax, log_softmax, layer_norm (weight and bias) and
 rms_norm (weight) over rows x cols = 2^26 elements (f32 and bf16; 256 MiB
 of f32 in, as much out: far beyond the 60 MB L2), cols 32, 128, 1024, 4096,
-32768. Each kernel is timed with CUDA events: warm-up, then the median of
+16384, 32768. Each kernel is timed with CUDA events: warm-up, then the median of
 repetitions. GB/s counts the input read once and the output written once;
 "ceil" is that rate as a fraction of the copy ceiling measured in the same
 run (out.copy_(x) of the same bytes: read + write). --compile adds
@@ -37,7 +37,7 @@ def median(xs):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--types", default="f32,bf16")
-    ap.add_argument("--cols", default="32,128,1024,4096,32768")
+    ap.add_argument("--cols", default="32,128,1024,4096,16384,32768")
     ap.add_argument("--log2n", type=int, default=26)
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--compile", action="store_true")
