@@ -403,13 +403,13 @@ static void gpu_prim(wg_primitive p) {
     const uint64_t vec = 16 / wg_type_size(t);
     for (size_t ci = 0; ci < ncols; ci++) {
       const uint64_t cols = cols_list[ci], rows = rows_for(cols);
-      /* contiguous; padded by whole vectors (still aligned); padded by odd
-       * amounts from an odd base (element by element); in place. */
       /* Rows of blocks that stage their next row (sm_90 on) loop over a
        * grid of what the SMs keep (132 blocks of 1024 on an H200): the
        * first case of such lengths has enough rows that every block takes
        * several. */
       const uint64_t looped = cols >= 5000 && cols < (1u << 20) && rows < 300 ? 300 : rows;
+      /* contiguous; padded by whole vectors (still aligned); padded by odd
+       * amounts from an odd base (element by element); in place. */
       const rn_case cases[] = {
         {p, t, looped, cols, 0, 0, 0, true, true, false, true, 1e-5},
         {p, t, rows, cols, vec, 2 * vec, 0, true, false, false, true, 1e-3},
