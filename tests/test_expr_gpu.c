@@ -578,7 +578,14 @@ static const char *const host_shim =
   "#define __float2ll_rz emu_i64\n#define __double2ll_rz emu_i64\n"
   "#define __float2ull_rz emu_u64\n#define __double2ull_rz emu_u64\n"
   "static float rsqrtf(float x) { return 1.0f / sqrtf(x); }\n"
-  "static double rsqrt(double x) { return 1.0 / sqrt(x); }\n";
+  "static double rsqrt(double x) { return 1.0 / sqrt(x); }\n"
+  /* CUDA's pow(x, +-0) is 1 for every x, a signaling NaN too (as the
+   * evaluator's, which widens x and so quiets it); glibc's is NaN for a
+   * signaling NaN (seed 0x066774036bd8cd1b: pow(z, 0) with z the bits
+   * 0xff806852). */
+  "static float emu_powf(float x, float y) { return y == 0 ? 1.0f : powf(x, y); }\n"
+  "static double emu_pow(double x, double y) { return y == 0 ? 1.0 : pow(x, y); }\n"
+  "#define powf emu_powf\n#define pow emu_pow\n";
 
 static const char *const host_main =
   "static void *emu_read(const char *path, size_t *size) {\n"
