@@ -22,13 +22,22 @@ void wg_binary_free(wg_binary *bin) {
 }
 
 /* -lineinfo lets SASS be read against the source without changing the
- * code that is generated. -minimal (NVRTC 12.4 and newer) skips the
- * built-in headers the generated source never includes: the same PTX,
- * about a quarter less compile time (measured on the array kernels). It
- * stays last, so that an older NVRTC that refuses it is retried without. */
+ * code that is generated. The options after it never change the code
+ * either, and an older NVRTC that refuses one is retried without them
+ * (wg_compile), so they stay last:
+ * - -minimal (NVRTC 12.4 and newer) skips the built-in headers the
+ *   generated source never includes: about a quarter less compile time
+ *   (measured on the array kernels).
+ * - --no-cache turns off NVRTC's own cache of programs, which lives in the
+ *   driver's compute cache: to reach it NVRTC 13 loads libcuda and calls
+ *   cuInit in the middle of a compile (about 0.15 s in a process that has
+ *   not started CUDA, on the H200's host), and it would serve binaries that
+ *   warpgen's own cache, keyed and checked, never vetted. */
+#define WG_OPTIONAL_OPTIONS 2
+
 int wg_compile_options(char *buf, size_t size, int arch) {
-  return snprintf(buf, size, "--gpu-architecture=sm_%d -std=c++17 -lineinfo -minimal",
-                  arch);
+  return snprintf(buf, size,
+                  "--gpu-architecture=sm_%d -std=c++17 -lineinfo -minimal --no-cache", arch);
 }
 
 static int nvrtc_fail(wg_context *ctx, const wg_nvrtc_api *api, nvrtcResult r,
@@ -64,11 +73,13 @@ int wg_compile(wg_context *ctx, wg_binary *out, const char *source, const char *
   if (r != NVRTC_SUCCESS) return nvrtc_fail(ctx, api, r, "nvrtcCreateProgram", name);
 
   r = api->CompileProgram(prog, argc, argv);
-  if (r == NVRTC_ERROR_INVALID_OPTION && argc > 0 && strcmp(argv[argc - 1], "-minimal") == 0) {
+  /* An NVRTC that refuses an optional option: the last one dropped, again. */
+  for (int dropped = 1; r == NVRTC_ERROR_INVALID_OPTION && dropped <= WG_OPTIONAL_OPTIONS;
+       dropped++) {
     api->DestroyProgram(&prog);
     r = api->CreateProgram(&prog, source, file, 0, NULL, NULL);
     if (r != NVRTC_SUCCESS) return nvrtc_fail(ctx, api, r, "nvrtcCreateProgram", name);
-    r = api->CompileProgram(prog, argc - 1, argv);
+    r = api->CompileProgram(prog, argc - dropped, argv);
   }
   if (r != NVRTC_SUCCESS) {
     size_t log_len = 0;

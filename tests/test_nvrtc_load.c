@@ -3,7 +3,8 @@
  * of it keys the disk cache (src/nvrtc.c).
  *
  * A process served from the disk cache never maps libnvrtc (read from
- * /proc/self/maps, which the same test shows does list it after a miss);
+ * /proc/self/maps, which the same test shows does list it after a miss),
+ * and a miss that compiles for a named arch never maps libcuda;
  * the NVRTC file's identity is part of every key (same file through a link:
  * same key; another file, another size or mtime: another key); NVRTC that
  * is missing, not a library, or replaced after the process keyed on it is a
@@ -46,17 +47,19 @@ static void teardown(void) {
   free(dir);
 }
 
-/* Whether this process has a file whose name holds libnvrtc mapped. */
-static bool nvrtc_mapped(void) {
+/* Whether this process has a file whose name holds `name` mapped. */
+static bool mapped(const char *name) {
   FILE *f = fopen("/proc/self/maps", "r");
   ck_assert_ptr_nonnull(f);
   char line[4096];
   bool found = false;
   while (fgets(line, sizeof line, f))
-    if (strstr(line, "libnvrtc")) found = true;
+    if (strstr(line, name)) found = true;
   fclose(f);
   return found;
 }
+
+static bool nvrtc_mapped(void) { return mapped("libnvrtc"); }
 
 /* The status of wg_cubin(text) in a fresh context; *stats (may be NULL)
  * gets the context's counters, msg (may be NULL) its message. */
@@ -138,6 +141,10 @@ START_TEST(warm_cache_never_loads_nvrtc) {
   ck_assert_int_eq(cubin_status(OTHER_SPEC, &st, NULL, 0), WG_OK);
   ck_assert_uint_eq(st.compiles, 1);
   ck_assert(nvrtc_mapped());
+  /* A compile for a named arch never starts CUDA: NVRTC 13 itself loads
+   * libcuda and calls cuInit for its own cache unless told --no-cache
+   * (src/compile.c). Meaningful where a driver is installed. */
+  ck_assert_msg(!mapped("libcuda"), "a compile for sm_90 loaded the CUDA driver");
 }
 END_TEST
 
