@@ -37,7 +37,9 @@
 /* Rows of up to this many vectors get a group of lanes (mode 0). */
 #define WG_SCAN_SHORT_VECTORS 256u
 /* Rows of a warp: this many vectors a lane a pass (8 took 146 registers
- * for f32, one block an SM). */
+ * for f32, one block an SM; held to two blocks an SM, 128 registers, it
+ * was no faster on the H200 for f32 rows of 1024 and 4096, and f64 and
+ * bf16 spilled). */
 #define WG_SCAN_LONG_VPL 4
 /* gridDim.x may not exceed this. */
 #define WG_SCAN_MAX_GRID 0x7fffffffull
@@ -119,14 +121,18 @@ static bool multi_window(const wg_spec *s) { return !s->deterministic || exact_o
  * 64), one that must find an inclusive prefix inside its window polls 64
  * (two a lane: 3221 GB/s, 0.98x; with 32 it waits twice as often, 0.47x).
  * Rows run mode 0 only (rows that take tiles run the whole-array kernel,
- * scan_run): only the block and the blocks an SM count there. */
+ * scan_run): only the block and the blocks an SM count there. Two blocks
+ * an SM, not three: ptxas then keeps more loads in flight a warp (95
+ * registers where three blocks held it to 80; bf16 rows spilled at 80).
+ * On the H200 (2^26 f32, four runs each): rows of 1024 went from 0.89-0.91
+ * of copy to 0.91-0.92, rows of 4096 from 0.87-0.89 to 0.89-0.90. */
 typedef struct tile_shape {
   unsigned block, vpt, min_blocks;
   wg_lookback_knobs lookback;
 } tile_shape;
 
 static tile_shape tile_shape_for(const wg_spec *s) {
-  if (is_rows(s->primitive)) return (tile_shape){WG_SCAN_BLOCK, 4, 3, {4, 1000, 400, 0}};
+  if (is_rows(s->primitive)) return (tile_shape){WG_SCAN_BLOCK, 4, 2, {4, 1000, 400, 0}};
   /* With 4 a lane, 8-byte accumulators' pairs of words spilled past 48
    * registers (docs/scan-design.md). */
   const int k = acc_bytes(s) <= 4 ? 4 : multi_window(s) ? 1 : 2;

@@ -48,6 +48,8 @@ scan-rows f32 sum cols=24|37 23 25 24 0 2 1 0;5 24 24 27 0 1 0 0
 exscan-rows i32 min cols=4|100 3 3 4 0 1 0 0;9 4 5 4 0 2 1 1
 scan-rows u32 or cols=512|7 500 501 500 0 1 0 0;3 512 512 515 0 2 0 0
 exscan-rows f64 max|5 3000 3001 3000 0 1 0 0
+scan-rows f32 sum|5 3000 3001 3000 0 2 1 0;3 1024 1024 1024 0 1 0 0
+scan-rows u32 xor|4 5000 5003 5000 0 2 0 0
 exscan-array f64 max|4 5000 5000 5003 2 3 0 0;3 2049 2049 2049 1 1 1 0
 scan-array i32 sum deterministic=0|3 9000 9001 9000 2 2 0 0
 scan-array i32 combine="a + b" identity="0"|1 20000 20000 20000 2 3 0 1;1 3000 3000 3000 1 1 1 0
