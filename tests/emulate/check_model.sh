@@ -21,11 +21,14 @@ for f in tests/oracle.c tests/oracle_warp.c; do
     -o "$work/$(basename "$f" .c).o"
 done
 types=(f16 bf16 f32 f64 i32 u32 i64 u64)
-ops=(none sum prod min max and or xor argmin argmax mean var std norm1 norm2 norminf
-     logsumexp count_nonzero) # wg_operator order
+# The operators in wg_operator order, read from the public header, so that
+# a new operator (a table row) is checked here without an edit.
+mapfile -t ops < <(sed -n '/^typedef enum {/,/} wg_operator;/p' "$root/include/warpgen.h" |
+  sed -n 's/^  WG_OP_\([A-Z0-9_]*\).*/\1/p' | tr 'A-Z' 'a-z')
+[ "${#ops[@]}" -gt 17 ] || { echo "check_model: found only ${#ops[@]} operators in warpgen.h"; exit 1; }
 fails=0 checked=0
 for ti in 2 3 4 7; do
-  for oi in $(seq 1 17); do
+  for oi in $(seq 1 $((${#ops[@]} - 1))); do
     name=${ops[$oi]}
     src=$("$build/warpgen" source "reduce-array ${types[$ti]} $name" 2>/dev/null) || continue
     awk '/---- element type/{p=1} /#define WG_BLOCK/{p=0} p' <<<"$src" >"$work/model.inc"
