@@ -17,28 +17,11 @@ of warm-up; every result is checked against torch in float64 first.
 
 import json
 import os
-import statistics
 
 import torch
 
 import warpgen
-
-
-def ms(fn, reps=20, trials=7):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(trials):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(reps):
-            fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) / reps)
-    return statistics.median(times)
+from axis_peers import time_ms as ms  # 7 trials of 20 calls between events
 
 
 def main():

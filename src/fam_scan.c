@@ -124,8 +124,8 @@ static bool multi_window(const wg_spec *s) { return !s->deterministic || exact_o
  * scan_run): only the block and the blocks an SM count there. Two blocks
  * an SM, not three: ptxas then keeps more loads in flight a warp (95
  * registers where three blocks held it to 80; bf16 rows spilled at 80).
- * On the H200 (2^26 f32, four runs each): rows of 1024 went from 0.89-0.91
- * of copy to 0.91-0.92, rows of 4096 from 0.87-0.89 to 0.89-0.90. */
+ * On the H200 (2^26 f32, four or five runs each): rows of 1024 went from
+ * 0.89-0.91 of copy to 0.90-0.92, rows of 4096 from 0.87-0.89 to 0.89-0.90. */
 typedef struct tile_shape {
   unsigned block, vpt, min_blocks;
   wg_lookback_knobs lookback;
