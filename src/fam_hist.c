@@ -326,21 +326,6 @@ static int hist_params(wg_context *ctx, const wg_spec *s, const wg_scalar *param
   return WG_OK;
 }
 
-/* Lets k use `shared` bytes of dynamic shared memory. */
-static int allow_shared(wg_context *ctx, const wg_driver_api *api, wg_kernel *k,
-                        size_t shared) {
-  if (shared <= 48u * 1024u || shared <= (size_t)k->shared_optin_bytes) return WG_OK;
-  if (shared > (size_t)ctx->device->max_shared_per_block_optin)
-    return wg_fail(ctx, WG_ERANGE, "%s needs %zu bytes of shared memory a block; the "
-                   "device allows %d", k->name, shared,
-                   ctx->device->max_shared_per_block_optin);
-  int status = wg_cuda_status(ctx, api->FuncSetAttribute(k->function,
-                                  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                  (int)shared), "cuFuncSetAttribute");
-  if (status == WG_OK) k->shared_optin_bytes = (int)shared;
-  return status;
-}
-
 int wg_histogram(wg_context *ctx, const wg_spec *spec, uint64_t in, uint64_t n,
                  const wg_scalar *params, size_t nparams, uint64_t out, void *stream) {
   if (!ctx) return WG_EINVAL;
@@ -372,7 +357,7 @@ int wg_histogram(wg_context *ctx, const wg_spec *spec, uint64_t in, uint64_t n,
   if (status == WG_OK && k) {
     const size_t shared = hist_shared_bytes(&k->spec, HIST_BLOCK);
     int per_sm = 0;
-    status = allow_shared(ctx, api, k, shared);
+    status = wg_kernel_allow_shared(ctx, api, k, shared);
     if (status == WG_OK && (unsigned)k->max_block_size < HIST_BLOCK)
       status = wg_fail(ctx, WG_ECUDA, "%s allows %d threads a block; it needs %u",
                        k->name, k->max_block_size, HIST_BLOCK);

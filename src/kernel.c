@@ -138,6 +138,22 @@ static int load_module(wg_context *ctx, const wg_driver_api *api,
   }
 }
 
+int wg_kernel_allow_shared(wg_context *ctx, const wg_driver_api *api, wg_kernel *k,
+                           size_t dynamic) {
+  const size_t total = dynamic + (size_t)k->static_shared_bytes;
+  if (total <= 48u * 1024u || dynamic <= (size_t)k->shared_optin_bytes) return WG_OK;
+  const size_t most = (size_t)ctx->device->max_shared_per_block_optin;
+  if (total > most)
+    return wg_fail(ctx, WG_ERANGE, "%s needs %zu bytes of shared memory a block (%d "
+                   "static); the device allows %zu", k->name, total,
+                   k->static_shared_bytes, most);
+  const int status = wg_cuda_status(ctx, api->FuncSetAttribute(k->function,
+                                        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                        (int)dynamic), "cuFuncSetAttribute");
+  if (status == WG_OK) k->shared_optin_bytes = (int)dynamic;
+  return status;
+}
+
 /* The block size and resident grid launch.c uses when not told. */
 static int choose_defaults(wg_context *ctx, const wg_driver_api *api,
                            wg_kernel *k) {
@@ -147,23 +163,15 @@ static int choose_defaults(wg_context *ctx, const wg_driver_api *api,
   if (block == 0)
     return wg_fail(ctx, WG_ECUDA, "kernel %s allows only %d threads a block",
                    k->name, k->max_block_size);
-  int per_sm = 0, static_shared = 0;
+  int per_sm = 0;
   size_t shared = wg_codegen_shared_bytes(&k->spec, block);
-  int status = wg_cuda_status(ctx, api->FuncGetAttribute(&static_shared,
+  int status = wg_cuda_status(ctx, api->FuncGetAttribute(&k->static_shared_bytes,
                                   CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k->function),
                               "cuFuncGetAttribute");
+  /* The opt-in comes before the occupancy question, which otherwise counts
+   * shared memory past 48 KiB as unavailable. */
+  if (status == WG_OK) status = wg_kernel_allow_shared(ctx, api, k, shared);
   if (status != WG_OK) return status;
-  /* Past the 48 KiB default (static and dynamic together) a kernel must
-   * opt in before the occupancy question counts its shared memory, and
-   * before it launches (histograms, staged row kernels). */
-  if (shared > 0 && shared + (size_t)static_shared > 48u * 1024u &&
-      shared <= (size_t)ctx->device->max_shared_per_block_optin) {
-    status = wg_cuda_status(ctx, api->FuncSetAttribute(k->function,
-                                CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                (int)shared), "cuFuncSetAttribute");
-    if (status != WG_OK) return status;
-    k->shared_optin_bytes = (int)shared;
-  }
   status = wg_cuda_status(
       ctx,
       api->OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->function,

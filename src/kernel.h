@@ -6,6 +6,7 @@
 #ifndef WG_KERNEL_H
 #define WG_KERNEL_H
 
+#include "driver.h"
 #include "internal.h"
 
 #include <cuda.h>
@@ -18,6 +19,7 @@ struct wg_kernel {
   CUfunction function;
   char name[128];         /* the entry point */
   int max_block_size;     /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */
+  int static_shared_bytes; /* CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES */
   int shared_optin_bytes; /* dynamic shared memory opted in to so far */
   unsigned default_block; /* the block size launch.c picks */
   unsigned default_grid;  /* resident blocks at that size, whole device */
@@ -27,6 +29,14 @@ struct wg_kernel {
  * kernel of facts->canonical, loaded on the first request. The launchers
  * call it so that a launch resolves its spec once. */
 int wg_kernel_for(wg_context *ctx, wg_kernel **out, const wg_spec_facts *facts);
+
+/* Lets k launch with `dynamic` bytes of dynamic shared memory: once its
+ * static and dynamic shared memory together pass the 48 KiB every kernel
+ * may use, it opts in (cuFuncSetAttribute) for the largest size asked so
+ * far. WG_ERANGE, with a message, past what the device allows a block.
+ * api: the driver, from wg_device_enter. */
+int wg_kernel_allow_shared(wg_context *ctx, const wg_driver_api *api, wg_kernel *k,
+                           size_t dynamic);
 
 /* Unloads every module of ctx and frees its table; ctx->kernels is NULL
  * afterwards. Safe to call more than once. */
