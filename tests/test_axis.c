@@ -9,8 +9,9 @@
  *                      columns, split axis), negative strides, merged
  *                      axes, sizes 0 and 1 and around tile and grid
  *                      boundaries, the benchmark's shapes, expressions,
- *                      repeated runs giving the same bits. Exits 77 without
- *                      a device.
+ *                      repeated runs giving the same bits, calls overlapping
+ *                      on four streams and in a graph. Exits 77 without a
+ *                      device.
  *   test_axis --specs  every spec the GPU cases launch, one a line.
  *   test_axis --nvrtc  no GPU: the kernels of every type compiled by NVRTC
  *                      (and the operators on the widest accumulators), and
@@ -24,6 +25,7 @@
  */
 #include "internal.h"
 #include "reduce.h"
+#include "cuda_support.h"
 #include "oracle.h"
 #include "support.h"
 
@@ -150,52 +152,64 @@ static void pool_fill(wg_context *ctx, pool *p, wg_operator op, uint64_t seed) {
 
 static unsigned char poison_of(wg_type out) { return wg_types[out].is_float ? 0xff : 0xa7; }
 
-/* Poisons `count` outputs of type ot and the guard after them. */
-static void poison(wg_context *ctx, pool *p, wg_type ot, uint64_t count) {
+/* Poisons `count` outputs of type ot at out (p->out, or a buffer of as
+ * many bytes) and the guard after them. */
+static void poison(wg_context *ctx, pool *p, uint64_t out, wg_type ot, uint64_t count) {
   const size_t bytes = count * wg_types[ot].size + GUARD_BYTES;
   ck_assert(bytes <= p->out_cap);
-  OK(ctx, wg_memset_d8(ctx, p->out, poison_of(ot), bytes, NULL));
+  OK(ctx, wg_memset_d8(ctx, out, poison_of(ot), bytes, NULL));
 }
 
-/* Reads `count` outputs back and checks the guard. */
-static void read_back(wg_context *ctx, pool *p, wg_type ot, uint64_t count, const char *what) {
+/* Reads `count` outputs at out back and checks the guard. */
+static void read_back(wg_context *ctx, pool *p, uint64_t out, wg_type ot, uint64_t count,
+                      const char *what) {
   const size_t bytes = count * wg_types[ot].size;
   OK(ctx, wg_stream_sync(ctx, NULL));
-  OK(ctx, wg_memcpy_dtoh(ctx, p->host_out, p->out, bytes + GUARD_BYTES, NULL));
+  OK(ctx, wg_memcpy_dtoh(ctx, p->host_out, out, bytes + GUARD_BYTES, NULL));
   const unsigned char *g = (const unsigned char *)p->host_out + bytes;
   for (size_t i = 0; i < GUARD_BYTES; i++)
     ck_assert_msg(g[i] == poison_of(ot), "%s: wrote past the outputs (guard byte %zu)", what,
                   i);
 }
 
-/* Reduces layout L of the pool with op, checks every output against the
- * oracle (or that an operator with no empty answer is refused). */
-static void check_layout(wg_context *ctx, pool *p, wg_operator op, const layout *L,
-                         uint64_t shift) {
+/* What a check of layout L names in its messages. */
+static void layout_what(char *what, size_t size, const pool *p, wg_operator op,
+                        const layout *L, const view *v) {
+  char lt[300];
+  layout_text(lt, sizeof lt, L, v);
+  snprintf(what, size, "%s %s %s", wg_types[p->type].name, wg_operators[op].name, lt);
+}
+
+/* Reduces layout L of the pool (its view shifted by `shift` elements) with
+ * op into out on `stream`; returns the call's status. rows, cols: the
+ * outputs and the elements each reduces. */
+static int launch_layout(wg_context *ctx, pool *p, wg_operator op, const layout *L,
+                         uint64_t shift, uint64_t out, void *stream, uint64_t *rows,
+                         uint64_t *cols) {
+  const size_t size = wg_types[p->type].size;
+  const view v = view_of(L, shift);
+  ck_assert_msg(v.span <= p->cap, "test bug: the pool is too small");
+  ck_assert(wg_oracle_axis_gather(NULL, NULL, size, L->ndim, L->shape, v.strides, L->axes,
+                                  L->naxes, rows, cols));
+  wg_reduction r = WG_REDUCTION_INIT;
+  r.type = p->type;
+  r.op = op;
+  const uint64_t in = p->dev + v.origin * size;
+  return wg_reduce_axis(ctx, &r, &in, 1, L->ndim, L->shape, v.strides, L->axes, L->naxes,
+                        NULL, 0, out, stream);
+}
+
+/* Reads back the rows outputs of layout L at out and checks every one
+ * against the oracle, and the guard after them. */
+static void verify_layout(wg_context *ctx, pool *p, wg_operator op, const layout *L,
+                          uint64_t shift, uint64_t out, const char *what) {
   const wg_type t = p->type, ot = (wg_type)wg_reduce_output_type(t, op);
   const size_t size = wg_types[t].size;
   const view v = view_of(L, shift);
-  ck_assert_msg(v.span <= p->cap, "test bug: the pool is too small");
   uint64_t rows = 0, cols = 0;
   ck_assert(wg_oracle_axis_gather(NULL, NULL, size, L->ndim, L->shape, v.strides, L->axes,
                                   L->naxes, &rows, &cols));
-  char what[400], lt[300];
-  layout_text(lt, sizeof lt, L, &v);
-  snprintf(what, sizeof what, "%s %s %s", wg_types[t].name, wg_operators[op].name, lt);
-  poison(ctx, p, ot, rows);
-  wg_reduction r = WG_REDUCTION_INIT;
-  r.type = t;
-  r.op = op;
-  const uint64_t in = p->dev + v.origin * size;
-  const int rc = wg_reduce_axis(ctx, &r, &in, 1, L->ndim, L->shape, v.strides, L->axes,
-                                L->naxes, NULL, 0, p->out, NULL);
-  if (rows > 0 && cols == 0 && wg_operators[op].needs_elements) {
-    ck_assert_msg(rc == WG_EINVAL, "%s: returned %d, want WG_EINVAL", what, rc);
-    read_back(ctx, p, ot, 0, what);
-    return;
-  }
-  ck_assert_msg(rc == WG_OK, "%s: %s: %s", what, wg_strerror(rc), wg_errmsg(ctx));
-  read_back(ctx, p, ot, rows, what);
+  read_back(ctx, p, out, ot, rows, what);
   ck_assert(rows * cols * size <= p->rows_cap);
   wg_oracle_axis_gather(p->rows, (const unsigned char *)p->host + v.origin * size, size,
                         L->ndim, L->shape, v.strides, L->axes, L->naxes, &rows, &cols);
@@ -205,6 +219,28 @@ static void check_layout(wg_context *ctx, pool *p, wg_operator op, const layout 
   ck_assert_msg(report.mismatches == 0, "%s: %" PRIu64 " of %" PRIu64 " outputs wrong; %s "
                 "(seed 0x%016" PRIx64 ")", what, report.mismatches, report.checked,
                 report.first, wg_test_seed());
+}
+
+/* Reduces layout L of the pool with op, checks every output against the
+ * oracle (or that an operator with no empty answer is refused). */
+static void check_layout(wg_context *ctx, pool *p, wg_operator op, const layout *L,
+                         uint64_t shift) {
+  const wg_type ot = (wg_type)wg_reduce_output_type(p->type, op);
+  const view v = view_of(L, shift);
+  char what[400];
+  layout_what(what, sizeof what, p, op, L, &v);
+  uint64_t rows = 0, cols = 0;
+  ck_assert(wg_oracle_axis_gather(NULL, NULL, wg_types[p->type].size, L->ndim, L->shape,
+                                  v.strides, L->axes, L->naxes, &rows, &cols));
+  poison(ctx, p, p->out, ot, rows);
+  const int rc = launch_layout(ctx, p, op, L, shift, p->out, NULL, &rows, &cols);
+  if (rows > 0 && cols == 0 && wg_operators[op].needs_elements) {
+    ck_assert_msg(rc == WG_EINVAL, "%s: returned %d, want WG_EINVAL", what, rc);
+    read_back(ctx, p, p->out, ot, 0, what);
+    return;
+  }
+  ck_assert_msg(rc == WG_OK, "%s: %s: %s", what, wg_strerror(rc), wg_errmsg(ctx));
+  verify_layout(ctx, p, op, L, shift, p->out, what);
 }
 
 /* Float products of the oracle's inputs leave the range past a few
@@ -320,6 +356,75 @@ START_TEST(benchmark_shapes) {
 }
 END_TEST
 
+/* Calls overlapping on four streams, then captured into a graph replayed
+ * twice beside eager calls on another stream (test_cuda_run_jobs): jobs
+ * that split the reduced axis over blocks (which take the stream's
+ * workspace), columns that do not, rows, and struct accumulators, each
+ * output checked against the oracle. */
+typedef struct axis_jobs {
+  wg_context *ctx;
+  pool *p;
+  uint64_t out[8]; /* a buffer a job */
+} axis_jobs;
+
+static const struct {
+  layout L;
+  wg_operator op;
+  uint64_t shift;
+} stream_jobs[8] = {
+  {{2, {3000, 8}, 1, {0}, {0}, 0, 0, 0}, WG_OP_SUM, 0},       /* few columns: split */
+  {{2, {2048, 256}, 1, {0}, {0}, 0, 0, 0}, WG_OP_VAR, 1},     /* split, (count, mean, M2) */
+  {{3, {6, 500, 64}, 1, {1}, {0}, 0, 0, 0}, WG_OP_MAX, 4},    /* the middle axis */
+  {{2, {37, 4500}, 1, {1}, {0}, 0, 0, 0}, WG_OP_ARGMAX, 3},   /* rows */
+  {{2, {20000, 16}, 1, {0}, {0}, 0, 0, 0}, WG_OP_SUM, 8},     /* split */
+  {{3, {16, 512, 64}, 1, {1}, {0}, 0, 0, 0}, WG_OP_MEAN, 2},
+  {{2, {1500, 5}, 1, {0}, {0}, 3, 0, 2}, WG_OP_ARGMIN, 5},    /* split, padded, flipped */
+  {{2, {9, 70000}, 1, {1}, {0}, 0, 0, 0}, WG_OP_LOGSUMEXP, 7}, /* few long rows: split */
+};
+
+static void axis_job(void *arg, int j, CUstream stream) {
+  const axis_jobs *a = arg;
+  uint64_t rows = 0, cols = 0;
+  OK(a->ctx, launch_layout(a->ctx, a->p, stream_jobs[j].op, &stream_jobs[j].L,
+                           stream_jobs[j].shift, a->out[j], stream, &rows, &cols));
+}
+
+START_TEST(streams_and_graphs) {
+  wg_context *ctx = wg_test_context();
+  test_cuda cu;
+  test_cuda_open(ctx, &cu);
+  enum { STREAMS = 4 };
+  pool p;
+  pool_make(ctx, &p, WG_F32, 1u << 20, 1u << 16);
+  pool_fill(ctx, &p, WG_OP_SUM, wg_test_seed() ^ 0x57a3);
+  axis_jobs a = {.ctx = ctx, .p = &p};
+  for (int j = 0; j < 8; j++) OK(ctx, wg_mem_alloc(ctx, &a.out[j], p.out_cap));
+  CUstream streams[STREAMS];
+  for (int k = 0; k < STREAMS; k++) CU(cu.StreamCreate(&streams[k], CU_STREAM_NON_BLOCKING));
+  for (int round = 0; round < 2; round++) {
+    for (int j = 0; j < 8; j++) {
+      const wg_type ot = (wg_type)wg_reduce_output_type(WG_F32, stream_jobs[j].op);
+      poison(ctx, &p, a.out[j], ot, (p.out_cap - GUARD_BYTES) / wg_types[ot].size);
+    }
+    OK(ctx, wg_stream_sync(ctx, NULL));
+    test_cuda_run_jobs(&cu, streams, STREAMS, 8, round == 1, axis_job, &a);
+    for (int j = 0; j < 8; j++) {
+      char what[400];
+      const view v = view_of(&stream_jobs[j].L, stream_jobs[j].shift);
+      layout_what(what, sizeof what, &p, stream_jobs[j].op, &stream_jobs[j].L, &v);
+      char tagged[440];
+      snprintf(tagged, sizeof tagged, "%s round %d job %d", what, round, j);
+      verify_layout(ctx, &p, stream_jobs[j].op, &stream_jobs[j].L, stream_jobs[j].shift,
+                    a.out[j], tagged);
+    }
+  }
+  for (int k = 0; k < STREAMS; k++) CU(cu.StreamDestroy(streams[k]));
+  for (int j = 0; j < 8; j++) wg_mem_free(ctx, a.out[j]);
+  pool_free(ctx, &p);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
 /* Split and unsplit launches give the same bits on every run. */
 START_TEST(same_bits_every_run) {
   wg_context *ctx = wg_test_context();
@@ -339,11 +444,11 @@ START_TEST(same_bits_every_run) {
     unsigned char *first = malloc(rows * 4);
     ck_assert(first);
     for (int run = 0; run < 3; run++) {
-      poison(ctx, &p, WG_F32, rows);
+      poison(ctx, &p, p.out, WG_F32, rows);
       wg_reduction r = WG_REDUCTION_INIT;
       OK(ctx, wg_reduce_axis(ctx, &r, &p.dev, 1, shapes[s].ndim, shapes[s].shape, v.strides,
                              shapes[s].axes, shapes[s].naxes, NULL, 0, p.out, NULL));
-      read_back(ctx, &p, WG_F32, rows, "same bits");
+      read_back(ctx, &p, p.out, WG_F32, rows, "same bits");
       if (run == 0) memcpy(first, p.host_out, rows * 4);
       else ck_assert_msg(memcmp(first, p.host_out, rows * 4) == 0,
                          "shape %zu: run %d gave other bits", s, run);
@@ -432,12 +537,12 @@ START_TEST(expressions) {
     const wg_spec *specs[4] = {&sq, &prod, &mx, &fin};
     for (int e = 0; e < 4; e++) {
       const wg_type ot = e == 3 ? WG_I64 : WG_I32;
-      poison(ctx, &x, ot, rows);
+      poison(ctx, &x, x.out, ot, rows);
       const wg_scalar p0 = {.i64 = -3};
       OK(ctx, wg_reduce_axis_spec(ctx, specs[e], ins, e == 1 ? 2 : 1, L->ndim, L->shape,
                                   v.strides, L->axes, 1, e == 3 ? &p0 : NULL, e == 3,
                                   x.out, NULL));
-      read_back(ctx, &x, ot, rows, "expressions");
+      read_back(ctx, &x, x.out, ot, rows, "expressions");
       for (uint64_t q = 0; q < rows; q++) {
         uint32_t acc = e == 2 ? (uint32_t)-7 : 0;
         for (int64_t k = 0; k < len; k++) {
@@ -708,6 +813,7 @@ static Suite *gpu_suite(void) {
   tcase_add_test(tc, benchmark_shapes);
   tcase_add_test(tc, same_bits_every_run);
   tcase_add_test(tc, expressions);
+  tcase_add_test(tc, streams_and_graphs);
   suite_add_tcase(s, tc);
   tc = tcase_create("sanitize");
   tcase_set_timeout(tc, 600);
