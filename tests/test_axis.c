@@ -10,8 +10,9 @@
  *                      axes, sizes 0 and 1 and around tile and grid
  *                      boundaries, the benchmark's shapes, expressions,
  *                      repeated runs giving the same bits, calls overlapping
- *                      on four streams and in a graph. Exits 77 without a
- *                      device.
+ *                      on four streams and in a graph, 2^31 + 32768
+ *                      elements (WARPGEN_GPU_LARGE=0 skips those). Exits 77
+ *                      without a device.
  *   test_axis --specs  every spec the GPU cases launch, one a line.
  *   test_axis --nvrtc  no GPU: the kernels of every type compiled by NVRTC
  *                      (and the operators on the widest accumulators), and
@@ -425,6 +426,80 @@ START_TEST(streams_and_graphs) {
 }
 END_TEST
 
+/* 2^31 + 32768 f16 elements, reduced over the columns (dim 0 of 65537 x
+ * 32768) and over the rows (dim 1 of 32768 x 65537): element offsets and
+ * counts past 32 bits. The values are -1, 0 and 1 drawn from a hash of
+ * the index and the seed (no period that an offset cut to 32 bits could
+ * land back on), so every sum is a random walk of at most 65537 steps,
+ * exact in f32 and, far below 2048, in f16; the check is a plain loop
+ * over every element. WARPGEN_GPU_LARGE=0 skips it. */
+START_TEST(past_2_31_elements) {
+  const char *large = getenv("WARPGEN_GPU_LARGE");
+  if ((large && strcmp(large, "0") == 0) || quick()) return;
+  wg_context *ctx = wg_test_context();
+  wg_device_info info;
+  OK(ctx, wg_device_get_info(ctx, &info));
+  const uint64_t a = 65537, b = 32768, n = a * b, bytes = n * 2;
+  if (info.memory_bytes < bytes + (2ull << 30)) {
+    printf("axis: past_2_31_elements skipped: %.1f GB of device memory\n",
+           (double)info.memory_bytes / 1e9);
+    wg_context_destroy(ctx);
+    return;
+  }
+  const uint64_t seed = wg_test_seed();
+  uint16_t *host = malloc(bytes);
+  uint16_t *got = malloc(a * 2 + GUARD_BYTES);
+  ck_assert(host && got);
+  static const uint16_t bits[3] = {0xbc00, 0x0000, 0x3c00}; /* -1, 0, 1 */
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t h = (i + 1) * 0x9e3779b97f4a7c15ull ^ seed;
+    h = (h ^ h >> 31) * 0xbf58476d1ce4e5b9ull;
+    host[i] = bits[(h ^ h >> 29) % 3];
+  }
+  uint64_t in = 0, out = 0;
+  OK(ctx, wg_mem_alloc(ctx, &in, bytes));
+  OK(ctx, wg_mem_alloc(ctx, &out, a * 2 + GUARD_BYTES));
+  OK(ctx, wg_memcpy_htod(ctx, in, host, bytes, NULL));
+  /* The same elements as (a, b) rows reduced over dim 0, then as (b, a)
+   * reduced over dim 1: element i is row i / cols, column i % cols. */
+  for (int dim = 0; dim < 2; dim++) {
+    const int64_t rows = dim == 0 ? (int64_t)a : (int64_t)b, cols = dim == 0 ? (int64_t)b : (int64_t)a;
+    const int64_t shape[2] = {rows, cols}, strides[2] = {cols, 1};
+    const uint64_t outputs = dim == 0 ? (uint64_t)cols : (uint64_t)rows;
+    OK(ctx, wg_memset_d8(ctx, out, 0xff, outputs * 2 + GUARD_BYTES, NULL));
+    wg_reduction r = WG_REDUCTION_INIT;
+    r.type = WG_F16;
+    OK(ctx, wg_reduce_axis(ctx, &r, &in, 1, 2, shape, strides, &dim, 1, NULL, 0, out, NULL));
+    OK(ctx, wg_stream_sync(ctx, NULL));
+    OK(ctx, wg_memcpy_dtoh(ctx, got, out, outputs * 2 + GUARD_BYTES, NULL));
+    int64_t *want = calloc(outputs, sizeof *want);
+    ck_assert(want);
+    for (uint64_t i = 0; i < n; i++) {
+      const int v = (host[i] == 0x3c00) - (host[i] == 0xbc00);
+      want[dim == 0 ? i % (uint64_t)cols : i / (uint64_t)cols] += v;
+    }
+    uint64_t wrong = 0, first = 0;
+    for (uint64_t q = 0; q < outputs; q++) {
+      uint16_t w = 0;
+      wg_oracle_set(WG_F16, &w, 0, (double)want[q]);
+      if (got[q] != w && wrong++ == 0) first = q;
+    }
+    const unsigned char *guard = (const unsigned char *)(got + outputs);
+    for (int g = 0; g < GUARD_BYTES; g++) ck_assert_int_eq(guard[g], 0xff);
+    ck_assert_msg(wrong == 0, "f16 sum dim %d of %" PRId64 " x %" PRId64 ": %" PRIu64
+                  " of %" PRIu64 " wrong, first at %" PRIu64 " (got bits 0x%04x, want %"
+                  PRId64 "; seed 0x%016" PRIx64 ")", dim, rows, cols, wrong, outputs, first,
+                  got[first], want[first], wg_test_seed());
+    free(want);
+  }
+  wg_mem_free(ctx, in);
+  wg_mem_free(ctx, out);
+  free(host);
+  free(got);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
 /* Split and unsplit launches give the same bits on every run. */
 START_TEST(same_bits_every_run) {
   wg_context *ctx = wg_test_context();
@@ -814,6 +889,7 @@ static Suite *gpu_suite(void) {
   tcase_add_test(tc, same_bits_every_run);
   tcase_add_test(tc, expressions);
   tcase_add_test(tc, streams_and_graphs);
+  tcase_add_test(tc, past_2_31_elements);
   suite_add_tcase(s, tc);
   tc = tcase_create("sanitize");
   tcase_set_timeout(tc, 600);
