@@ -5,7 +5,8 @@
  * exclusive, deterministic and not; sizes 0, 1, around a vector, a tile
  * (1024 vectors) and the resident grid, millions, and 2^31 + 777; row
  * lengths of every shape with strides that leave rows unaligned and output
- * strides with gaps (which must keep their poison); in place; user
+ * strides with gaps (which must keep their poison), and rows past 2^31
+ * elements in and out; in place; user
  * combine= and map= specs (an output type other than the input's); the
  * same bits on every run; scans overlapping on streams and in captured
  * graphs; and the errors a caller can make.
@@ -21,7 +22,7 @@
  *   test_scan --specs    prints every spec the GPU cases launch, one a line
  *   test_scan --precompile A  compiles those for sm_A into the disk cache on
  *                        every core, in this process (no GPU needed)
- * WARPGEN_GPU_LARGE=0 skips the 2^31-element case; WARPGEN_SCAN_QUICK=1
+ * WARPGEN_GPU_LARGE=0 skips the 2^31-element cases; WARPGEN_SCAN_QUICK=1
  * keeps every case but with small sizes (for compute-sanitizer).
  */
 #include "driver.h"
@@ -347,6 +348,66 @@ START_TEST(array_past_2_31_elements) {
   wg_mem_free(ctx, in);
   wg_mem_free(ctx, out);
   free(host);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
+/* Rows past 2^31 elements, in and out: 2^21 + 60000 f16 rows of 1000, 1024
+ * apart (a group of lanes a row, the kernel's 64-bit row offsets on both
+ * sides). Values -1, 0 and 1 from a hash of the index and the seed, so
+ * every prefix is a small integer, exact in f16; the check is a running
+ * sum, every output. */
+START_TEST(rows_past_2_31_elements) {
+  if (!large_enabled()) return;
+  wg_context *ctx = new_context();
+  wg_device_info info;
+  OK(ctx, wg_device_get_info(ctx, &info));
+  const uint64_t rows = (1ull << 21) + 60000, cols = 1000, in_stride = 1024;
+  const uint64_t in_n = rows * in_stride, out_n = rows * cols;
+  if (info.memory_bytes < 2 * (in_n + out_n) + (2ull << 30)) {
+    printf("scan: rows_past_2_31_elements skipped: %.1f GB of device memory\n",
+           (double)info.memory_bytes / 1e9);
+    wg_context_destroy(ctx);
+    return;
+  }
+  static const uint16_t bits[3] = {0xbc00, 0x0000, 0x3c00}; /* -1, 0, 1 */
+  uint16_t *host = malloc(in_n * 2), *got = malloc(out_n * 2 + GUARD_BYTES);
+  ck_assert(host && got);
+  const uint64_t seed = wg_test_seed();
+  for (uint64_t i = 0; i < in_n; i++) {
+    uint64_t h = (i + 1) * 0x9e3779b97f4a7c15ull ^ seed;
+    h = (h ^ h >> 31) * 0xbf58476d1ce4e5b9ull;
+    host[i] = bits[(h ^ h >> 29) % 3];
+  }
+  uint64_t in = 0, out = 0;
+  OK(ctx, wg_mem_alloc(ctx, &in, in_n * 2));
+  OK(ctx, wg_mem_alloc(ctx, &out, out_n * 2 + GUARD_BYTES));
+  OK(ctx, wg_memcpy_htod(ctx, in, host, in_n * 2, NULL));
+  OK(ctx, wg_memset_d8(ctx, out, 0xff, out_n * 2 + GUARD_BYTES, NULL));
+  OK(ctx, wg_scan_rows(ctx, WG_F16, WG_OP_SUM, 0, in, rows, cols, in_stride, out, cols, NULL));
+  OK(ctx, wg_stream_sync(ctx, NULL));
+  OK(ctx, wg_memcpy_dtoh(ctx, got, out, out_n * 2 + GUARD_BYTES, NULL));
+  /* The f16 bits of every prefix a row of 1000 can reach. */
+  static uint16_t f16_of[2 * 1000 + 1];
+  for (int v = -1000; v <= 1000; v++) wg_oracle_set(WG_F16, f16_of, (uint64_t)(v + 1000), v);
+  uint64_t wrong = 0, first = 0;
+  for (uint64_t r = 0; r < rows; r++) {
+    int run = 0;
+    for (uint64_t c = 0; c < cols; c++) {
+      const uint16_t x = host[r * in_stride + c];
+      run += (x == 0x3c00) - (x == 0xbc00);
+      if (got[r * cols + c] != f16_of[run + 1000] && wrong++ == 0) first = r * cols + c;
+    }
+  }
+  const unsigned char *guard = (const unsigned char *)(got + out_n);
+  for (int g = 0; g < GUARD_BYTES; g++) ck_assert_int_eq(guard[g], 0xff);
+  ck_assert_msg(wrong == 0, "scan-rows f16 sum, %" PRIu64 " rows of %" PRIu64 " (stride %"
+                PRIu64 "): %" PRIu64 " wrong, first at %" PRIu64 " (seed 0x%016" PRIx64 ")",
+                rows, cols, in_stride, wrong, first, wg_test_seed());
+  wg_mem_free(ctx, in);
+  wg_mem_free(ctx, out);
+  free(host);
+  free(got);
   wg_context_destroy(ctx);
 }
 END_TEST
@@ -855,6 +916,7 @@ static Suite *scan_suite(void) {
   tcase_add_loop_test(tc, rows_sweep_of_lengths, 0, (int)WG_COUNT_OF(sweep_pairs));
   tcase_add_loop_test(tc, rows_every_type_and_operator, 0, WG_TYPE_COUNT);
   tcase_add_test(tc, rows_long_shapes_and_in_place);
+  tcase_add_test(tc, rows_past_2_31_elements);
   suite_add_tcase(s, tc);
   tc = tcase_create("more");
   tcase_set_timeout(tc, 1800);
