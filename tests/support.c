@@ -191,6 +191,13 @@ static void split(slice *slices, int *count, uint64_t total, uint64_t unit,
   *count = threads;
 }
 
+uint16_t wg_test_f16_sign(uint64_t i, uint64_t seed) {
+  static const uint16_t bits[3] = {0xbc00, 0x0000, 0x3c00}; /* -1, 0, 1 */
+  uint64_t h = (i + 1) * 0x9e3779b97f4a7c15ull ^ seed;
+  h = (h ^ h >> 31) * 0xbf58476d1ce4e5b9ull;
+  return bits[(h ^ h >> 29) % 3];
+}
+
 void wg_test_fill(const wg_spec *spec, void *in, uint64_t n, uint64_t seed) {
   slice slices[MAX_THREADS] = {{spec, in, NULL, n, seed, 0, 0, {0}}};
   int count = 0;

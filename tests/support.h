@@ -57,6 +57,15 @@ void wg_test_fill(const wg_spec *spec, void *in, uint64_t n, uint64_t seed);
 void wg_test_check(wg_oracle_report *report, const wg_spec *spec, const void *in,
                    uint64_t n, const void *out);
 
+/* The f16 bits of -1, 0 or 1 for element i, drawn from a hash of i and
+ * seed (no period a 32-bit offset could land back on), and the value of
+ * such bits: for the cases past 2^31 elements, whose sums and prefixes
+ * stay small integers, exact in f16, so the check is a plain loop. */
+uint16_t wg_test_f16_sign(uint64_t i, uint64_t seed);
+static inline int wg_test_f16_sign_value(uint16_t bits) {
+  return (bits == 0x3c00) - (bits == 0xbc00);
+}
+
 /* Compiles every spec (or finds it in the disk cache) on every core, one
  * context a thread, so that a later wg_kernel_get of each only loads it.
  * It compiles in a child process, so it may be called before Check forks:

@@ -428,11 +428,9 @@ END_TEST
 
 /* 2^31 + 32768 f16 elements, reduced over the columns (dim 0 of 65537 x
  * 32768) and over the rows (dim 1 of 32768 x 65537): element offsets and
- * counts past 32 bits. The values are -1, 0 and 1 drawn from a hash of
- * the index and the seed (no period that an offset cut to 32 bits could
- * land back on), so every sum is a random walk of at most 65537 steps,
- * exact in f32 and, far below 2048, in f16; the check is a plain loop
- * over every element. WARPGEN_GPU_LARGE=0 skips it. */
+ * counts past 32 bits. The values are -1, 0 and 1 (wg_test_f16_sign),
+ * so every sum is a random walk of at most 65537 steps, exact in f32 and,
+ * far below 2048, in f16; the check is a plain loop over every element. WARPGEN_GPU_LARGE=0 skips it. */
 START_TEST(past_2_31_elements) {
   const char *large = getenv("WARPGEN_GPU_LARGE");
   if ((large && strcmp(large, "0") == 0) || quick()) return;
@@ -450,12 +448,7 @@ START_TEST(past_2_31_elements) {
   uint16_t *host = malloc(bytes);
   uint16_t *got = malloc(a * 2 + GUARD_BYTES);
   ck_assert(host && got);
-  static const uint16_t bits[3] = {0xbc00, 0x0000, 0x3c00}; /* -1, 0, 1 */
-  for (uint64_t i = 0; i < n; i++) {
-    uint64_t h = (i + 1) * 0x9e3779b97f4a7c15ull ^ seed;
-    h = (h ^ h >> 31) * 0xbf58476d1ce4e5b9ull;
-    host[i] = bits[(h ^ h >> 29) % 3];
-  }
+  for (uint64_t i = 0; i < n; i++) host[i] = wg_test_f16_sign(i, seed);
   uint64_t in = 0, out = 0;
   OK(ctx, wg_mem_alloc(ctx, &in, bytes));
   OK(ctx, wg_mem_alloc(ctx, &out, a * 2 + GUARD_BYTES));
@@ -475,8 +468,8 @@ START_TEST(past_2_31_elements) {
     int64_t *want = calloc(outputs, sizeof *want);
     ck_assert(want);
     for (uint64_t i = 0; i < n; i++) {
-      const int v = (host[i] == 0x3c00) - (host[i] == 0xbc00);
-      want[dim == 0 ? i % (uint64_t)cols : i / (uint64_t)cols] += v;
+      want[dim == 0 ? i % (uint64_t)cols : i / (uint64_t)cols] +=
+          wg_test_f16_sign_value(host[i]);
     }
     uint64_t wrong = 0, first = 0;
     for (uint64_t q = 0; q < outputs; q++) {

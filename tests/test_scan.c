@@ -354,9 +354,8 @@ END_TEST
 
 /* Rows past 2^31 elements, in and out: 2^21 + 60000 f16 rows of 1000, 1024
  * apart (a group of lanes a row, the kernel's 64-bit row offsets on both
- * sides). Values -1, 0 and 1 from a hash of the index and the seed, so
- * every prefix is a small integer, exact in f16; the check is a running
- * sum, every output. */
+ * sides). Values -1, 0 and 1 (wg_test_f16_sign), so every prefix is a
+ * small integer, exact in f16; the check is a running sum, every output. */
 START_TEST(rows_past_2_31_elements) {
   if (!large_enabled()) return;
   wg_context *ctx = new_context();
@@ -370,15 +369,10 @@ START_TEST(rows_past_2_31_elements) {
     wg_context_destroy(ctx);
     return;
   }
-  static const uint16_t bits[3] = {0xbc00, 0x0000, 0x3c00}; /* -1, 0, 1 */
   uint16_t *host = malloc(in_n * 2), *got = malloc(out_n * 2 + GUARD_BYTES);
   ck_assert(host && got);
   const uint64_t seed = wg_test_seed();
-  for (uint64_t i = 0; i < in_n; i++) {
-    uint64_t h = (i + 1) * 0x9e3779b97f4a7c15ull ^ seed;
-    h = (h ^ h >> 31) * 0xbf58476d1ce4e5b9ull;
-    host[i] = bits[(h ^ h >> 29) % 3];
-  }
+  for (uint64_t i = 0; i < in_n; i++) host[i] = wg_test_f16_sign(i, seed);
   uint64_t in = 0, out = 0;
   OK(ctx, wg_mem_alloc(ctx, &in, in_n * 2));
   OK(ctx, wg_mem_alloc(ctx, &out, out_n * 2 + GUARD_BYTES));
@@ -394,8 +388,7 @@ START_TEST(rows_past_2_31_elements) {
   for (uint64_t r = 0; r < rows; r++) {
     int run = 0;
     for (uint64_t c = 0; c < cols; c++) {
-      const uint16_t x = host[r * in_stride + c];
-      run += (x == 0x3c00) - (x == 0xbc00);
+      run += wg_test_f16_sign_value(host[r * in_stride + c]);
       if (got[r * cols + c] != f16_of[run + 1000] && wrong++ == 0) first = r * cols + c;
     }
   }
