@@ -435,13 +435,17 @@ static void accepted(const char *text, const wg_spec *spec) {
   /* A word of the input that is not part of the canonical text (an
    * alternative spelling, a value written another way) never reaches the
    * source (whose header comment quotes the canonical text); short words
-   * (a number, "sum") may be there on their own. */
+   * (a number, "sum") may be there on their own, and so may words of
+   * punctuation alone (a run of unary minus signs is also the rule of
+   * dashes that heads a section of the templates' comments). */
   for (const char *p = text; *p;) {
     while (*p == ' ' || *p == '\t' || *p == '\n') p++;
     const char *start = p;
-    while (*p && *p != ' ' && *p != '\t' && *p != '\n') p++;
+    bool alnum = false;
+    for (; *p && *p != ' ' && *p != '\t' && *p != '\n'; p++)
+      alnum = alnum || (*p >= '0' && *p <= '9') || ((*p | 32) >= 'a' && (*p | 32) <= 'z');
     size_t n = (size_t)(p - start);
-    if (n < 6) continue;
+    if (n < 6 || !alnum) continue;
     char *word = strndup(start, n);
     check(word != NULL, "out of memory");
     check(strstr(canon, word) || !strstr(src, word),
