@@ -191,6 +191,19 @@ static void split(slice *slices, int *count, uint64_t total, uint64_t unit,
   *count = threads;
 }
 
+bool wg_test_large_enabled(void) {
+  const char *v = getenv("WARPGEN_GPU_LARGE");
+  return !(v && strcmp(v, "0") == 0);
+}
+
+bool wg_test_device_holds(wg_context *ctx, uint64_t bytes, const char *what) {
+  wg_device_info info;
+  WG_TEST_OK(ctx, wg_device_get_info(ctx, &info));
+  if (info.memory_bytes >= bytes + (2ull << 30)) return true;
+  printf("%s skipped: %.1f GB of device memory\n", what, (double)info.memory_bytes / 1e9);
+  return false;
+}
+
 uint16_t wg_test_f16_sign(uint64_t i, uint64_t seed) {
   static const uint16_t bits[3] = {0xbc00, 0x0000, 0x3c00}; /* -1, 0, 1 */
   uint64_t h = (i + 1) * 0x9e3779b97f4a7c15ull ^ seed;

@@ -57,6 +57,13 @@ void wg_test_fill(const wg_spec *spec, void *in, uint64_t n, uint64_t seed);
 void wg_test_check(wg_oracle_report *report, const wg_spec *spec, const void *in,
                    uint64_t n, const void *out);
 
+/* Whether the cases past 2^31 elements run: not with WARPGEN_GPU_LARGE=0. */
+bool wg_test_large_enabled(void);
+
+/* Whether ctx's device has `bytes` of memory and 2 GiB to spare; when not,
+ * prints that `what` is skipped and why. */
+bool wg_test_device_holds(wg_context *ctx, uint64_t bytes, const char *what);
+
 /* The f16 bits of -1, 0 or 1 for element i, drawn from a hash of i and
  * seed (no period a 32-bit offset could land back on), and the value of
  * such bits: for the cases past 2^31 elements, whose sums and prefixes

@@ -430,17 +430,13 @@ END_TEST
  * 32768) and over the rows (dim 1 of 32768 x 65537): element offsets and
  * counts past 32 bits. The values are -1, 0 and 1 (wg_test_f16_sign),
  * so every sum is a random walk of at most 65537 steps, exact in f32 and,
- * far below 2048, in f16; the check is a plain loop over every element. WARPGEN_GPU_LARGE=0 skips it. */
+ * far below 2048, in f16; the check is a plain loop over every element.
+ * WARPGEN_GPU_LARGE=0 skips it. */
 START_TEST(past_2_31_elements) {
-  const char *large = getenv("WARPGEN_GPU_LARGE");
-  if ((large && strcmp(large, "0") == 0) || quick()) return;
+  if (!wg_test_large_enabled() || quick()) return;
   wg_context *ctx = wg_test_context();
-  wg_device_info info;
-  OK(ctx, wg_device_get_info(ctx, &info));
   const uint64_t a = 65537, b = 32768, n = a * b, bytes = n * 2;
-  if (info.memory_bytes < bytes + (2ull << 30)) {
-    printf("axis: past_2_31_elements skipped: %.1f GB of device memory\n",
-           (double)info.memory_bytes / 1e9);
+  if (!wg_test_device_holds(ctx, bytes, "axis: past_2_31_elements")) {
     wg_context_destroy(ctx);
     return;
   }

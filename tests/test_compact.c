@@ -381,8 +381,7 @@ END_TEST
 /* 2^31 + 4099 f16 elements: tiles past 2^31 elements and indices past
  * 2^31. The predicate reads i only, so the CPU side is a loop. */
 START_TEST(past_2_31_elements) {
-  const char *large = getenv("WARPGEN_GPU_LARGE");
-  if ((large && strcmp(large, "0") == 0) || quick()) return;
+  if (!wg_test_large_enabled() || quick()) return;
   wg_context *ctx = wg_test_context();
   const uint64_t n = (1ull << 31) + 4099;
   wg_spec spec;

@@ -240,10 +240,7 @@ START_TEST(array_same_bits_every_run) {
 }
 END_TEST
 
-static bool large_enabled(void) {
-  const char *v = getenv("WARPGEN_GPU_LARGE");
-  return !(v && strcmp(v, "0") == 0) && !quick();
-}
+static bool large_enabled(void) { return wg_test_large_enabled() && !quick(); }
 
 /* wg_reduce of n f16 elements at `in` must give the bits `want`. */
 static void expect_f16(wg_context *ctx, wg_operator op, uint64_t in, uint64_t n,

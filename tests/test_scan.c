@@ -50,7 +50,7 @@ static bool env_is(const char *name, const char *value) {
   return v && strcmp(v, value) == 0;
 }
 static bool quick(void) { return env_is("WARPGEN_SCAN_QUICK", "1"); }
-static bool large_enabled(void) { return !env_is("WARPGEN_GPU_LARGE", "0") && !quick(); }
+static bool large_enabled(void) { return wg_test_large_enabled() && !quick(); }
 
 static uint64_t vec_of(wg_type t) { return 16u / wg_types[t].size; }
 static uint64_t tile_of(wg_type t) { return TILE_VECTORS * vec_of(t); }
@@ -305,12 +305,8 @@ END_TEST
 START_TEST(array_past_2_31_elements) {
   if (!large_enabled()) return;
   wg_context *ctx = new_context();
-  wg_device_info info;
-  OK(ctx, wg_device_get_info(ctx, &info));
   const uint64_t n = (1ull << 31) + 777, bytes = n * 4;
-  if (info.memory_bytes < 2 * bytes + (2ull << 30)) {
-    printf("scan: array_past_2_31_elements skipped: %.1f GB of device memory\n",
-           (double)info.memory_bytes / 1e9);
+  if (!wg_test_device_holds(ctx, 2 * bytes, "scan: array_past_2_31_elements")) {
     wg_context_destroy(ctx);
     return;
   }
@@ -359,13 +355,9 @@ END_TEST
 START_TEST(rows_past_2_31_elements) {
   if (!large_enabled()) return;
   wg_context *ctx = new_context();
-  wg_device_info info;
-  OK(ctx, wg_device_get_info(ctx, &info));
   const uint64_t rows = (1ull << 21) + 60000, cols = 1000, in_stride = 1024;
   const uint64_t in_n = rows * in_stride, out_n = rows * cols;
-  if (info.memory_bytes < 2 * (in_n + out_n) + (2ull << 30)) {
-    printf("scan: rows_past_2_31_elements skipped: %.1f GB of device memory\n",
-           (double)info.memory_bytes / 1e9);
+  if (!wg_test_device_holds(ctx, 2 * (in_n + out_n), "scan: rows_past_2_31_elements")) {
     wg_context_destroy(ctx);
     return;
   }
