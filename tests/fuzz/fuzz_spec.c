@@ -389,6 +389,21 @@ static char *source_of(wg_spec spec) {
   return src;
 }
 
+/* Letters, digits, '_' and '.': what continues a name or a number. */
+static bool word_char(char c) {
+  return (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z') || c == '_' ||
+         c == '.';
+}
+
+/* Whether word occurs in text with no name or number character on either
+ * side. */
+static bool stands_alone(const char *text, const char *word) {
+  const size_t n = strlen(word);
+  for (const char *at = strstr(text, word); at; at = strstr(at + 1, word))
+    if ((at == text || !word_char(at[-1])) && !word_char(at[n])) return true;
+  return false;
+}
+
 static void accepted(const char *text, const wg_spec *spec) {
   check(wg_spec_validate(ctx, spec) == WG_OK, "an accepted spec does not validate");
   char *canon = format(spec);
@@ -433,22 +448,23 @@ static void accepted(const char *text, const wg_spec *spec) {
   }
   check(!why, why ? why : "");
   /* A word of the input that is not part of the canonical text (an
-   * alternative spelling, a value written another way) never reaches the
-   * source (whose header comment quotes the canonical text); short words
-   * (a number, "sum") may be there on their own, and so may words of
+   * alternative spelling, a value written another way) never stands in the
+   * source as a word of its own (the header comment quotes the canonical
+   * text). Short words (a number, "sum") may, and so may words of
    * punctuation alone (a run of unary minus signs is also the rule of
-   * dashes that heads a section of the templates' comments). */
+   * dashes that heads a section of the templates' comments); inside a
+   * longer word ("000000" in "1000000") is not a word of its own. */
   for (const char *p = text; *p;) {
     while (*p == ' ' || *p == '\t' || *p == '\n') p++;
     const char *start = p;
     bool alnum = false;
     for (; *p && *p != ' ' && *p != '\t' && *p != '\n'; p++)
-      alnum = alnum || (*p >= '0' && *p <= '9') || ((*p | 32) >= 'a' && (*p | 32) <= 'z');
+      alnum = alnum || (word_char(*p) && *p != '_' && *p != '.');
     size_t n = (size_t)(p - start);
     if (n < 6 || !alnum) continue;
     char *word = strndup(start, n);
     check(word != NULL, "out of memory");
-    check(strstr(canon, word) || !strstr(src, word),
+    check(strstr(canon, word) || !stands_alone(src, word),
           "a word of the input that is not canonical is in the source");
     free(word);
   }
