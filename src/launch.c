@@ -15,8 +15,6 @@
 
 /* Threads a block may have, by the CUDA programming model. */
 #define WG_MAX_BLOCK 1024u
-/* Dynamic shared memory a kernel gets without opting in. */
-#define WG_SHARED_DEFAULT_LIMIT (48u * 1024u)
 /* gridDim.x may not exceed this. */
 #define WG_MAX_GRID 0x7fffffffu
 
@@ -139,28 +137,6 @@ static int choose_config(wg_context *ctx, const wg_driver_api *api,
   return WG_OK;
 }
 
-/* Makes sure the kernel may use `shared` bytes of dynamic shared memory. */
-static int allow_shared(wg_context *ctx, const wg_driver_api *api,
-                        wg_kernel *k, size_t shared) {
-  if (shared <= WG_SHARED_DEFAULT_LIMIT ||
-      shared <= (size_t)k->shared_optin_bytes)
-    return WG_OK;
-  if (shared > (size_t)ctx->device->max_shared_per_block_optin)
-    return wg_fail(ctx, WG_ERANGE,
-                   "%s needs %zu bytes of shared memory a block; the device "
-                   "allows %d: use a smaller block",
-                   k->name, shared, ctx->device->max_shared_per_block_optin);
-  int status = wg_cuda_status(
-      ctx,
-      api->FuncSetAttribute(k->function,
-                            CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                            (int)shared),
-      "cuFuncSetAttribute");
-  if (status == WG_OK)
-    k->shared_optin_bytes = (int)shared;
-  return status;
-}
-
 /* The launch of any warp kernel: inputs holds the spec's inputs (one but
  * for specs with inputs=), kparams the parameter block of the _ex ABI. */
 static int warp_launch(wg_context *ctx, const wg_kernel *kernel, const uint64_t *inputs,
@@ -197,7 +173,7 @@ static int warp_launch(wg_context *ctx, const wg_kernel *kernel, const uint64_t 
   /* The opt-in is remembered in the kernel, which ctx owns and which only
    * this thread (the one using ctx) touches. */
   if (status == WG_OK)
-    status = allow_shared(ctx, api, (wg_kernel *)kernel, shared);
+    status = wg_kernel_allow_shared(ctx, api, (wg_kernel *)kernel, shared);
   if (status == WG_OK) {
     CUdeviceptr in_ptr = (CUdeviceptr)in, out_ptr = (CUdeviceptr)out, more[3] = {0, 0, 0};
     for (int k = 1; k < spec->ninputs && k < WG_MAX_INPUTS; k++)
