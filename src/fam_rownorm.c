@@ -6,7 +6,7 @@
  *
  * The shape comes from the row length: a logical warp of 1 to 32 lanes
  * for short rows, a warp, or a block of up to 1024 threads, each lane
- * holding up to 4 16-byte vectors in registers (f32 rows past 16384
+ * holding up to 4 16-byte vectors in registers (f32 rows past 8192
  * elements: up to 8), so that a row is read once. Rows longer than a block
  * holds are streamed twice by a block of 1024 (templates/rownorm.cu). On
  * sm_90 and newer, softmax blocks alone on their SM stage their next row
@@ -47,8 +47,16 @@ static rownorm_tuning tuning_of(wg_type type) {
   if (wg_types[type].size == 4) return (rownorm_tuning){2, 1024, true};
   return (rownorm_tuning){4, 512, false};
 }
-/* Vectors a lane of a block row holds while 1024 threads hold the row so. */
+/* Vectors a lane of a block row holds while WG_BLOCK_CHUNK_ROWS threads
+ * hold the row so; longer rows take max_chunks a lane (only f32 has more
+ * than 4). f32 rows of 8193 to 16384 elements are then 512 threads of 8
+ * vectors, two blocks an SM whose folds and loads overlap, not one block
+ * of 1024 x 4 alone on its SM: on the H200 (2^26 elements, x copy, one
+ * lease, 2026-12-03) rows of 16384 went from 0.86 / 0.85 / 0.79 / 0.86 to
+ * 0.94 / 0.94 / 0.90 / 0.91 (softmax, log_softmax, layer_norm,
+ * rms_norm); 8192 and 32768 kept their shapes. */
 #define WG_BLOCK_CHUNKS 4u
+#define WG_BLOCK_CHUNK_ROWS 512u
 
 /* The four primitives as data: the template's operation and what it is. */
 typedef struct rownorm_op {
@@ -132,7 +140,8 @@ static rownorm_shape staging(rownorm_shape s, wg_primitive primitive, wg_type ty
  * 2 lanes once a row has 2 vectors, so a lane pair reads whole 32-byte
  * sectors), and up to 4 rows in flight when a lane holds fewer than 4
  * vectors. Longer rows: a warp or a block at up to 4 vectors a lane while
- * 1024 threads hold the row so, then up to max_chunks. On the H200
+ * WG_BLOCK_CHUNK_ROWS threads hold the row so, then up to max_chunks
+ * (f32: 8; the other types stay at 4, 1024 threads). On the H200
  * (2^26 f32, x copy), 4 a lane beat 8: rows of 1024 0.89 -> 0.95
  * (softmax), rows of 4096 0.86 -> 0.94. cols 0 (any): the largest block. */
 static rownorm_shape shape_for(wg_primitive primitive, wg_type type, int64_t cols, int arch) {
@@ -141,9 +150,9 @@ static rownorm_shape shape_for(wg_primitive primitive, wg_type type, int64_t col
   const uint64_t vectors = cols > 0 ? ((uint64_t)cols + vec - 1) / vec : UINT64_MAX;
   if (vectors > 1024 * most) return staging(s, primitive, type, arch);
   const uint64_t short_chunks = tuning_of(type).short_chunks;
-  const uint64_t per_lane = vectors <= 32 * short_chunks     ? short_chunks
-                            : vectors <= 1024 * WG_BLOCK_CHUNKS ? WG_BLOCK_CHUNKS
-                                                                : most;
+  const uint64_t per_lane = vectors <= 32 * short_chunks        ? short_chunks
+                            : vectors <= WG_BLOCK_CHUNK_ROWS * WG_BLOCK_CHUNKS ? WG_BLOCK_CHUNKS
+                                                                               : most;
   uint64_t group = pow2_at_least((vectors + per_lane - 1) / per_lane);
   if (vectors >= 2 && group < 2) group = 2;
   s.group = (unsigned)group;

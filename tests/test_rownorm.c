@@ -9,7 +9,7 @@
  *   test_rownorm gpu     launches checked against the float64 oracle
  *                        (tests/oracle_rownorm.c): every type and
  *                        operation; row lengths 1, 2, 31, 33, 1000, 1024,
- *                        4096, 32768 and 2^20; rows 0, 1 and many; padded
+ *                        4096, 12000, 32768 and 2^20; rows 0, 1 and many; padded
  *                        and unaligned strides, an unaligned base, in
  *                        place; NaN, +inf, rows of -inf, -inf beside finite
  *                        values, all-equal rows (variance exactly 0); with
@@ -144,7 +144,7 @@ END_TEST
 /* --- the specs the calls pick ------------------------------------------------ */
 
 /* Row lengths of the gpu cases; the quick list for compute-sanitizer. */
-static const uint64_t gpu_cols[] = {1, 2, 31, 33, 1000, 1024, 4096, 32768, 1u << 20};
+static const uint64_t gpu_cols[] = {1, 2, 31, 33, 1000, 1024, 4096, 12000, 32768, 1u << 20};
 static const uint64_t quick_cols[] = {1, 33, 1000, 5000};
 
 static bool quick(void) {
@@ -383,6 +383,7 @@ static uint64_t rows_for(uint64_t cols) {
   if (quick()) return cols >= 1000 ? 7 : 70;
   if (cols >= (1u << 20)) return 6;
   if (cols >= 32768) return 17;
+  if (cols >= 8192) return 40;
   if (cols >= 4096) return 150;
   if (cols >= 1000) return 1000;
   return 3000;
