@@ -93,7 +93,8 @@ typedef struct rownorm_shape {
  * (bulk copies, cp.async.bulk) while they fold and write this one: else
  * memory idles while the block folds. What the H200 measured (2^26
  * elements, x copy, README "Fused row kernels"): f32 rows of 16384 0.77
- * -> 0.85, bf16 16384 0.60 -> 0.79, bf16 32768 0.74 -> 0.81; but f32
+ * -> 0.85 (since run by two blocks an SM, 0.94, and no longer staged),
+ * bf16 16384 0.60 -> 0.79, bf16 32768 0.74 -> 0.81; but f32
  * 32768 (128 KiB a row) 0.89 -> 0.82, f32 8192 (two blocks an SM) 0.91 ->
  * 0.86, and layernorm and rmsnorm lost at most lengths, so those keep
  * their loads. A cluster of blocks a row instead (each SM holding blocks

@@ -9,9 +9,10 @@
  *   test_rownorm gpu     launches checked against the float64 oracle
  *                        (tests/oracle_rownorm.c): every type and
  *                        operation; row lengths 1, 2, 31, 33, 1000, 1024,
- *                        4096, 12000, 32768 and 2^20; rows 0, 1 and many; padded
- *                        and unaligned strides, an unaligned base, in
- *                        place; NaN, +inf, rows of -inf, -inf beside finite
+ *                        4096, 12000, 32768 and 2^20; rows 0, 1 and
+ *                        many; padded and unaligned strides, an
+ *                        unaligned base, in place; NaN, +inf, rows of
+ *                        -inf, -inf beside finite
  *                        values, all-equal rows (variance exactly 0); with
  *                        and without weight and bias. Outputs are poisoned
  *                        with a finite pattern first, and the gaps between
