@@ -142,7 +142,8 @@ static rownorm_shape staging(rownorm_shape s, wg_primitive primitive, wg_type ty
  * sectors), and up to 4 rows in flight when a lane holds fewer than 4
  * vectors. Longer rows: a warp or a block at up to 4 vectors a lane while
  * WG_BLOCK_CHUNK_ROWS threads hold the row so, then up to max_chunks
- * (f32: 8; the other types stay at 4, 1024 threads). On the H200
+ * (f32: 8; every other type's max_chunks is 4, so its blocks grow to
+ * 1024 threads of 4 instead). On the H200
  * (2^26 f32, x copy), 4 a lane beat 8: rows of 1024 0.89 -> 0.95
  * (softmax), rows of 4096 0.86 -> 0.94. cols 0 (any): the largest block. */
 static rownorm_shape shape_for(wg_primitive primitive, wg_type type, int64_t cols, int arch) {

@@ -12,8 +12,8 @@
  *                        4096, 12000, 32768 and 2^20; rows 0, 1 and
  *                        many; padded and unaligned strides, an
  *                        unaligned base, in place; NaN, +inf, rows of
- *                        -inf, -inf beside finite
- *                        values, all-equal rows (variance exactly 0); with
+ *                        -inf, -inf beside finite values, all-equal
+ *                        rows (variance exactly 0); with
  *                        and without weight and bias. Outputs are poisoned
  *                        with a finite pattern first, and the gaps between
  *                        output rows must keep it. Exits 77 without a GPU.
