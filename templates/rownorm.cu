@@ -104,38 +104,143 @@ struct wg_moments_f {
   __device__ wg_moments operator()(wg_moments a, wg_moments b) const;
 };
 
-/* Softmax's online pair. An element x joins as exp(x - x) = 1 (NaN for an
- * infinity, as PyTorch's exp(inf - inf)); -inf adds nothing here, and a
- * row of only -inf is made NaN at the end, as exp(-inf - -inf) would. */
-static __device__ __forceinline__ void wg_maxsum_add(wg_maxsum &a, wg_num x) {
-  if (x > a.m) {
-    a.s = a.s * wg_exp(a.m - x) + ((x - x) + (wg_num)1);
-    a.m = x;
-  } else if (x != WG_NEG_INF) {
-    a.s += wg_exp(x - a.m); /* a NaN x makes the sum NaN */
-  }
-}
 __device__ __forceinline__ wg_maxsum wg_maxsum_f::operator()(wg_maxsum a, wg_maxsum b) const {
   const wg_num m = wg_max(a.m, b.m);
   const wg_num sa = a.s == (wg_num)0 ? (wg_num)0 : a.s * wg_exp(a.m - m);
   const wg_num sb = b.s == (wg_num)0 ? (wg_num)0 : b.s * wg_exp(b.m - m);
   return {m, sa + sb};
 }
-/* A lane's elements as sums shifted by its first element (no division an
- * element; an all-equal row gives exactly 0), turned into moments once. */
-struct wg_shifted { wg_num n, first, s, q; };
-static __device__ __forceinline__ void wg_shifted_add(wg_shifted &a, wg_num x) {
-  if (a.n == (wg_num)0) a.first = x;
-  const wg_num d = x - a.first;
-  a.n += (wg_num)1;
-  a.s += d;
-  a.q += d * d;
+/* A lane that streams a long row adds thousands of terms into one sum,
+ * and a plain sum that adds the same small term each time rounds it the
+ * same way each time (an f64 softmax row of 2^20 with one element far
+ * above the rest erred 66 units, past the oracle's bound; in a row of
+ * 2^24 rmsnorm's sums of equal squares would). So a lane folds each trip
+ * (the U pieces of E elements it loads together; pieces u < n are in the
+ * row) in registers, and adds the trip's result to a compensated (Kahan)
+ * sum: c holds what s lost, and s - c is the sum. */
+struct wg_kahan { wg_num s, c; };
+static __device__ __forceinline__ void wg_kahan_add(wg_kahan &a, wg_num v) {
+  const wg_num y = v - a.c;
+  const wg_num t = a.s + y;
+  const wg_num lost = (t - a.s) - y;
+  a.c = t - t == (wg_num)0 ? lost : (wg_num)0; /* an infinite or NaN sum stays as it is */
+  a.s = t;
 }
-static __device__ __forceinline__ wg_moments wg_shifted_moments(wg_shifted a) {
+static __device__ __forceinline__ wg_num wg_kahan_sum(wg_kahan a) { return a.s - a.c; }
+
+/* Softmax: the running max m and the sum of exp(x - m), which a new
+ * maximum rescales (with what it lost). -inf adds nothing (so a trip of
+ * only -inf before any value is no NaN); NaN and +inf make the sum NaN, as
+ * PyTorch's exp(inf - inf). */
+struct wg_maxsum_long { wg_num m; wg_kahan k; };
+template <int E, int U>
+static __device__ __forceinline__ void wg_maxsum_trip(wg_maxsum_long &a,
+                                                      const wg_num (&x)[U][E], int n) {
+  wg_num top = WG_NEG_INF;
+#pragma unroll
+  for (int u = 0; u < U; u++)
+    if (u < n)
+#pragma unroll
+      for (int j = 0; j < E; j++) top = wg_max(top, x[u][j]);
+  if (top > a.m) {
+    const wg_num scale = wg_exp(a.m - top);
+    a.k.s *= scale;
+    a.k.c *= scale;
+    a.m = top;
+  }
+  wg_num part[U];
+#pragma unroll
+  for (int u = 0; u < U; u++) {
+    part[u] = 0;
+    if (u < n)
+#pragma unroll
+      for (int j = 0; j < E; j++)
+        part[u] += x[u][j] == WG_NEG_INF ? (wg_num)0 : wg_exp(x[u][j] - a.m);
+  }
+#pragma unroll
+  for (int w = 1; w < U; w *= 2)
+#pragma unroll
+    for (int i = 0; i + w < U; i += 2 * w) part[i] += part[i + w];
+  wg_kahan_add(a.k, part[0]);
+}
+
+/* Layernorm: the moments of a lane's elements shifted by its first one
+ * (an all-equal row: exactly that mean, M2 exactly 0). The mean is the
+ * compensated sum s over the count; M2 comes from each trip's mean and M2
+ * by two passes over its registers (shifted by the trip's first element),
+ * merged as Chan does against that mean, the merged sum compensated. Not
+ * a sum of squares minus a square: a lane whose first element stood far
+ * from a near-constant rest lost its variance to that cancellation (NaN
+ * once it went negative). Not a running mean updated a trip at a time
+ * either: its rounding drifts, and the drift enters every later merge. */
+struct wg_lane_moments { wg_num n, first; wg_kahan s, m2; };
+/* 1 / n for a count n >= 1, within a few units in the last place, without
+ * a division: a division's slow-path call in the streamed loop changed
+ * how the whole kernel was register-allocated, and the held rows of the
+ * same kernel (f32 32768 layer_norm) slowed from 0.77 to 0.67 of copy. */
+static __device__ __forceinline__ float wg_recip_count(float n) { return __fdividef(1.0f, n); }
+static __device__ __forceinline__ double wg_recip_count(double n) {
+  double r = (double)__fdividef(1.0f, (float)n); /* then two Newton steps */
+  r = r * (2.0 - n * r);
+  return r * (2.0 - n * r);
+}
+template <int E, int U>
+static __device__ __forceinline__ void wg_moments_trip(wg_lane_moments &a,
+                                                       const wg_num (&x)[U][E], int n) {
+  if (a.n == (wg_num)0) a.first = x[0][0];
+  const wg_num d0 = x[0][0] - a.first;
+  wg_num sum = 0, off = 0;
+#pragma unroll
+  for (int u = 0; u < U; u++)
+    if (u < n)
+#pragma unroll
+      for (int j = 0; j < E; j++) {
+        const wg_num d = x[u][j] - a.first;
+        sum += d;
+        off += d - d0;
+      }
+  const wg_num count = (wg_num)(n * E), mean = d0 + off * wg_recip_count(count);
+  wg_num m2 = 0;
+#pragma unroll
+  for (int u = 0; u < U; u++)
+    if (u < n)
+#pragma unroll
+      for (int j = 0; j < E; j++) {
+        const wg_num e = (x[u][j] - a.first) - mean;
+        m2 += e * e;
+      }
+  if (a.n != (wg_num)0) {
+    const wg_num gap = mean - wg_kahan_sum(a.s) * wg_recip_count(a.n);
+    m2 += gap * gap * (a.n * (count * wg_recip_count(a.n + count)));
+  }
+  wg_kahan_add(a.s, sum);
+  wg_kahan_add(a.m2, m2);
+  a.n += count;
+}
+static __device__ __forceinline__ wg_moments wg_lane_moments_of(const wg_lane_moments &a) {
   if (a.n == (wg_num)0) return {0, 0, 0};
-  const wg_num mean_d = a.s / a.n;
-  return {a.n, a.first + mean_d, a.q - a.s * mean_d};
+  return {a.n, a.first + wg_kahan_sum(a.s) / a.n, wg_kahan_sum(a.m2)};
 }
+
+/* rmsnorm: the sum of squares, a trip folded pairwise. */
+template <int E, int U>
+static __device__ __forceinline__ void wg_squares_trip(wg_kahan &a, const wg_num (&x)[U][E],
+                                                       int n) {
+  wg_num part[U];
+#pragma unroll
+  for (int u = 0; u < U; u++) {
+    part[u] = 0;
+    if (u < n)
+#pragma unroll
+      for (int j = 0; j < E; j++) part[u] += x[u][j] * x[u][j];
+  }
+#pragma unroll
+  for (int w = 1; w < U; w *= 2)
+#pragma unroll
+    for (int i = 0; i + w < U; i += 2 * w) part[i] += part[i + w];
+  wg_kahan_add(a, part[0]);
+}
+
 /* Chan et al.; equal means (all-equal rows) keep M2 exactly 0. */
 __device__ __forceinline__ wg_moments wg_moments_f::operator()(wg_moments a,
                                                              wg_moments b) const {
@@ -440,20 +545,23 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, const wg_
   }
 }
 
-/* Calls f(piece, col, u) on this lane's pieces of E elements in
- * [begin, end), `step` columns apart, U loaded before any is used; u is
- * the piece's place (0..U-1) in its trip, a constant once unrolled. */
+/* This lane's pieces of E elements in [begin, end), `step` columns apart,
+ * in trips of U loaded before any is used: f(x, n, col0) gets a trip,
+ * piece u at column index col0 + u * step, those u < n in the row (the
+ * last trip may be short). */
 template <int E, int U, class F>
-static __device__ __forceinline__ void wg_pieces(const wg_elem *in, unsigned long long begin,
+static __device__ __forceinline__ void wg_trips(const wg_elem *in, unsigned long long begin,
     unsigned long long end, unsigned long long step, F f) {
   for (unsigned long long col0 = begin; col0 < end; col0 += U * step) {
     wg_num x[U][E];
+    int n = 0;
 #pragma unroll
     for (int u = 0; u < U; u++)
-      if (col0 + u * step < end) wg_get<E>(x[u], in + col0 + u * step);
-#pragma unroll
-    for (int u = 0; u < U; u++)
-      if (col0 + u * step < end) f(x[u], col0 + u * step, u);
+      if (col0 + u * step < end) {
+        wg_get<E>(x[u], in + col0 + u * step);
+        n++;
+      }
+    f(x, n, col0);
   }
 }
 
@@ -463,38 +571,29 @@ template <int E>
 static __device__ __forceinline__ void wg_row_streamed(const wg_elem *in, const wg_elem *weight,
     const wg_elem *bias, wg_elem *out, bool valid, unsigned long long cols, wg_num eps,
     unsigned &slot) {
-  /* Pieces in flight a lane: 64 bytes of values (8 single elements), what
-   * fits beside the per-element updates in 64 registers. */
+  /* A trip: 64 bytes of values a lane (8 single elements), what fits
+   * beside the trip's folds in 64 registers. */
   constexpr int U = E == 1 ? 8 : (int)(64 / (E * sizeof(wg_num)));
   const unsigned long long first = (unsigned long long)(threadIdx.x % WG_GROUP) * E;
   const unsigned long long step = (unsigned long long)WG_GROUP * E;
   const unsigned long long end = valid ? cols : 0ull;
 #if WG_OP <= 1
-  wg_maxsum acc = {WG_NEG_INF, 0};
-  wg_pieces<E, U>(in, first, end, step, [&](const wg_num (&x)[E], unsigned long long, int) {
-#pragma unroll
-    for (int j = 0; j < E; j++) wg_maxsum_add(acc, x[j]);
+  wg_maxsum_long lane = {WG_NEG_INF, {0, 0}};
+  wg_trips<E, U>(in, first, end, step, [&](wg_num (&x)[U][E], int n, unsigned long long) {
+    wg_maxsum_trip<E, U>(lane, x, n);
   });
+  wg_maxsum acc = {lane.m, wg_kahan_sum(lane.k)};
 #elif WG_OP == 2
-  wg_shifted acc = {0, 0, 0, 0};
-  wg_pieces<E, U>(in, first, end, step, [&](const wg_num (&x)[E], unsigned long long, int) {
-#pragma unroll
-    for (int j = 0; j < E; j++) wg_shifted_add(acc, x[j]);
+  wg_lane_moments lane = {0, 0, {0, 0}, {0, 0}};
+  wg_trips<E, U>(in, first, end, step, [&](wg_num (&x)[U][E], int n, unsigned long long) {
+    wg_moments_trip<E, U>(lane, x, n);
   });
 #else
-  /* One partial sum a piece in flight, folded pairwise at the end: a lane's
-   * serial chain is U times shorter (a 2^20-column f32 row erred past the
-   * oracle's bound with one), and the adds of a trip are independent. */
-  wg_num part[U] = {};
-  wg_pieces<E, U>(in, first, end, step, [&](const wg_num (&x)[E], unsigned long long, int u) {
-#pragma unroll
-    for (int j = 0; j < E; j++) part[u] += x[j] * x[j];
+  wg_kahan squares = {0, 0};
+  wg_trips<E, U>(in, first, end, step, [&](wg_num (&x)[U][E], int n, unsigned long long) {
+    wg_squares_trip<E, U>(squares, x, n);
   });
-#pragma unroll
-  for (int w = 1; w < U; w *= 2)
-#pragma unroll
-    for (int i = 0; i + w < U; i += 2 * w) part[i] += part[i + w];
-  wg_num acc = part[0];
+  wg_num acc = wg_kahan_sum(squares);
 #endif
   wg_stats st;
 #if WG_OP <= 1
@@ -503,7 +602,7 @@ static __device__ __forceinline__ void wg_row_streamed(const wg_elem *in, const 
   st.a = acc.m;
   st.b = WG_OP == 0 ? (wg_num)1 / acc.s : wg_log(acc.s);
 #elif WG_OP == 2
-  const wg_moments mo = wg_group_all(wg_shifted_moments(acc), wg_moments_f(), slot);
+  const wg_moments mo = wg_group_all(wg_lane_moments_of(lane), wg_moments_f(), slot);
   st.a = mo.mean;
   st.b = wg_rsqrt(mo.m2 / (wg_num)cols + eps);
 #else
@@ -512,9 +611,14 @@ static __device__ __forceinline__ void wg_row_streamed(const wg_elem *in, const 
   st.b = wg_rsqrt(acc / (wg_num)cols + eps);
 #endif
   (void)eps;
-  wg_pieces<E, U>(in, first, end, step, [&](wg_num (&x)[E], unsigned long long col, int) {
-    wg_output<E>(x, st, weight, bias, col);
-    wg_put<E>(out + col, x);
+  wg_trips<E, U>(in, first, end, step, [&](wg_num (&x)[U][E], int n, unsigned long long col0) {
+#pragma unroll
+    for (int u = 0; u < U; u++)
+      if (u < n) {
+        const unsigned long long col = col0 + u * step;
+        wg_output<E>(x[u], st, weight, bias, col);
+        wg_put<E>(out + col, x[u]);
+      }
   });
 }
 
