@@ -305,6 +305,17 @@ typedef struct wg_rownorm_want {
 void wg_oracle_rownorm_row(wg_rownorm_want *want, wg_primitive p, wg_type type,
                            const void *in, uint64_t first, uint64_t cols,
                            const void *weight, const void *bias, double eps);
+/* The input rows the row-kernel tests draw: `rows` rows of `cols`
+ * elements of `type`, row r at in[r * stride..], random around a per-row
+ * centre (every third row up to +-64 away, so the max and the shift
+ * matter). With `specials`, the first rows are the hard ones, as many as
+ * there are rows: 0 a NaN, 1 a +inf, 2 only -inf, 3 every third -inf
+ * beside a 1.5, 4 all equal, 5 all -1000.25, 6 one 0 (column 0) above a
+ * constant rest, so far below that each exp(x - max) is just under half a
+ * unit in the last place of 1 (an uncompensated sum that starts at 1
+ * loses every one). Elements between rows (stride > cols) are drawn too. */
+void wg_oracle_rownorm_fill(wg_type type, void *in, uint64_t rows, uint64_t cols,
+                            uint64_t stride, uint64_t seed, bool specials);
 /* Does got[first..first+cols) (of `type`) match? NaN must be NaN, an
  * infinity the same infinity, anything else within the bound. On false,
  * *bad_col and why say where and how. */

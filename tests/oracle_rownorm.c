@@ -14,6 +14,23 @@
  * types, f64 for f64. */
 static double u_compute(wg_type t) { return t == WG_F64 ? 0x1p-53 : 0x1p-24; }
 
+/* The oracle's sums: long double, compensated (Neumaier). A plain long
+ * double sum that adds the same small term a million times to 1 rounds
+ * it the same way each time (an f64 softmax row of 2^20 erred 4.9e-14
+ * relative in the oracle, not in the kernel). */
+typedef struct oracle_sum { long double s, c; } oracle_sum;
+static void sum_add(oracle_sum *a, long double v) {
+  const long double t = a->s + v;
+  if (isinf(t)) { /* an infinity's sum is the infinity (or NaN); no error to carry */
+    a->s = t;
+    a->c = 0;
+    return;
+  }
+  a->c += fabsl(a->s) >= fabsl(v) ? (a->s - t) + v : (v - t) + a->s;
+  a->s = t;
+}
+static long double sum_of(const oracle_sum *a) { return a->s + a->c; }
+
 void wg_oracle_rownorm_row(wg_rownorm_want *want, wg_primitive p, wg_type t,
                            const void *in, uint64_t first, uint64_t cols,
                            const void *weight, const void *bias, double eps) {
@@ -31,9 +48,9 @@ void wg_oracle_rownorm_row(wg_rownorm_want *want, wg_primitive p, wg_type t,
       else if (x > m) m = x;
     }
     if (nan) m = NAN;
-    long double sum = 0;
-    for (uint64_t k = 0; k < cols; k++) sum += exp(wg_oracle_elem(t, in, first + k) - m);
-    const double s = (double)sum;
+    oracle_sum sum = {0, 0};
+    for (uint64_t k = 0; k < cols; k++) sum_add(&sum, exp(wg_oracle_elem(t, in, first + k) - m));
+    const double s = (double)sum_of(&sum);
     for (uint64_t k = 0; k < cols; k++) {
       const double x = wg_oracle_elem(t, in, first + k);
       const double d = x - m;
@@ -50,26 +67,29 @@ void wg_oracle_rownorm_row(wg_rownorm_want *want, wg_primitive p, wg_type t,
   }
   const double n = (double)cols;
   double mean = 0, r;
-  /* The sums in long double: f64 rows are summed in f64 by the kernel,
-   * and a plain double sum here errs as much (hundreds of units for 1000
-   * equal values, which round the same way every time). */
-  long double acc = 0, q = 0;
+  /* The sums in compensated long double (oracle_sum): f64 rows are summed
+   * in f64 by the kernel, and a plain double sum here errs as much
+   * (hundreds of units for 1000 equal values, which round the same way
+   * every time). */
+  oracle_sum acc = {0, 0}, sq = {0, 0};
   if (p == WG_LAYERNORM_ROWS) {
     /* Shifted by the first element, so that an all-equal row has exactly
      * that mean (and variance 0) in float64 too. */
     const double x0 = wg_oracle_elem(t, in, first);
-    for (uint64_t k = 0; k < cols; k++) acc += (long double)wg_oracle_elem(t, in, first + k) - x0;
-    mean = (double)(x0 + acc / n);
+    for (uint64_t k = 0; k < cols; k++)
+      sum_add(&acc, (long double)wg_oracle_elem(t, in, first + k) - x0);
+    mean = (double)(x0 + sum_of(&acc) / n);
     for (uint64_t k = 0; k < cols; k++) {
       const long double d = (long double)wg_oracle_elem(t, in, first + k) - mean;
-      q += d * d;
+      sum_add(&sq, d * d);
     }
   } else {
     for (uint64_t k = 0; k < cols; k++) {
       const long double x = wg_oracle_elem(t, in, first + k);
-      q += x * x;
+      sum_add(&sq, x * x);
     }
   }
+  const long double q = sum_of(&sq);
   r = (double)(1.0L / sqrtl(q / n + eps));
   for (uint64_t k = 0; k < cols; k++) {
     const double x = wg_oracle_elem(t, in, first + k);
@@ -82,6 +102,37 @@ void wg_oracle_rownorm_row(wg_rownorm_want *want, wg_primitive p, wg_type t,
     scale[k] = !isfinite(v[k]) ? 0.0 : ((fabs(y) + (p == WG_LAYERNORM_ROWS ? fabs(mean) * r : 0.0) + 1.0) * fabs(w) +
                 fabs(b)) * grow * u;
   }
+}
+
+static double unit(uint64_t seed, uint64_t salt, uint64_t i) {
+  return (double)(wg_oracle_random(seed, salt, i) >> 11) * 0x1p-53 - 0.5;
+}
+
+void wg_oracle_rownorm_fill(wg_type t, void *in, uint64_t rows, uint64_t cols,
+                            uint64_t stride, uint64_t seed, bool specials) {
+  const uint64_t total = rows ? (rows - 1) * stride + cols : 0;
+  for (uint64_t i = 0; i < total; i++) {
+    const uint64_t row = i / stride;
+    const double centre = unit(seed, 7, row) * 128.0 * (row % 3 == 0);
+    wg_oracle_set(t, in, i, centre + unit(seed, 1, i) * 8.0);
+  }
+  if (!specials || cols == 0) return;
+  const uint64_t k = (uint64_t)((unit(seed, 3, 0) + 0.5) * (double)cols);
+  if (rows > 0) wg_oracle_set(t, in, 0 * stride + k, NAN);
+  if (rows > 1) wg_oracle_set(t, in, 1 * stride + k, INFINITY);
+  for (uint64_t j = 0; rows > 2 && j < cols; j++) wg_oracle_set(t, in, 2 * stride + j, -INFINITY);
+  for (uint64_t j = 0; rows > 3 && j < cols; j += 3) wg_oracle_set(t, in, 3 * stride + j, -INFINITY);
+  if (rows > 3 && cols > 1) wg_oracle_set(t, in, 3 * stride + 1, 1.5);
+  for (uint64_t j = 0; rows > 4 && j < cols; j++) wg_oracle_set(t, in, 4 * stride + j, 0.1);
+  for (uint64_t j = 0; rows > 5 && j < cols; j++) wg_oracle_set(t, in, 5 * stride + j, -1000.25);
+  /* A first element far from a constant rest: the hardest case for sums
+   * started at the first element (softmax's at 1, layernorm's shifted by
+   * it). exp(-36.75) and exp(-16.75) are just below 2^-53 and 2^-24, half a
+   * unit of 1 in f64 and in f32 (what the 16-bit types compute in); both
+   * values are exact in every type. */
+  const double below = t == WG_F64 ? -36.75 : -16.75;
+  for (uint64_t j = 0; rows > 6 && j < cols; j++)
+    wg_oracle_set(t, in, 6 * stride + j, j == 0 ? 0.0 : below);
 }
 
 bool wg_oracle_rownorm_check(const wg_rownorm_want *want, wg_type t, const void *got,
