@@ -285,24 +285,11 @@ static void run_case(wg_context *ctx, const rn_case *c, uint64_t seed) {
   unsigned char *in = malloc(in_total * size), *got = malloc((c->in_place ? in_total : out_total) * size);
   unsigned char *w = malloc((c->cols + 1) * size), *b = malloc((c->cols + 1) * size);
   ck_assert(in && got && w && b);
-  /* Rows of random values around a per-row centre (up to +-64, so the
-   * shift of layernorm and the max of softmax matter). */
-  for (uint64_t i = 0; i < in_total; i++) {
-    const uint64_t row = i >= c->offset ? (i - c->offset) / in_stride : 0;
-    const double centre = (uniform(seed, 7, row) - 0.5) * 128.0 * (row % 3 == 0);
-    wg_oracle_set(t, in, i, centre + (uniform(seed, 1, i) - 0.5) * 8.0);
-  }
+  /* What precedes the first row (offset) and what follows the last
+   * element (one more) are drawn too; they must stay as they are. */
+  for (uint64_t i = 0; i < in_total; i++) wg_oracle_set(t, in, i, (uniform(seed, 9, i) - 0.5) * 8.0);
   unsigned char *rows0 = in + c->offset * size;
-  if (c->specials && c->rows >= 6) {
-    const uint64_t k = (uint64_t)(uniform(seed, 3, 0) * (double)c->cols);
-    wg_oracle_set(t, rows0, 0 * in_stride + k, NAN);
-    wg_oracle_set(t, rows0, 1 * in_stride + k, INFINITY);
-    for (uint64_t j = 0; j < c->cols; j++) wg_oracle_set(t, rows0, 2 * in_stride + j, -INFINITY);
-    for (uint64_t j = 0; j < c->cols; j += 3) wg_oracle_set(t, rows0, 3 * in_stride + j, -INFINITY);
-    if (c->cols > 1) wg_oracle_set(t, rows0, 3 * in_stride + 1, 1.5);
-    for (uint64_t j = 0; j < c->cols; j++) wg_oracle_set(t, rows0, 4 * in_stride + j, 0.1);
-    for (uint64_t j = 0; j < c->cols; j++) wg_oracle_set(t, rows0, 5 * in_stride + j, -1000.25);
-  }
+  wg_oracle_rownorm_fill(t, rows0, c->rows, c->cols, in_stride, seed, c->specials);
   for (uint64_t j = 0; j <= c->cols; j++) {
     wg_oracle_set(t, w, j, (uniform(seed, 4, j) - 0.5) * 4.0);
     wg_oracle_set(t, b, j, (uniform(seed, 5, j) - 0.5) * 4.0);
@@ -382,7 +369,7 @@ static void run_case(wg_context *ctx, const rn_case *c, uint64_t seed) {
 /* Rows for a row length: enough for several tiles and blocks when short. */
 static uint64_t rows_for(uint64_t cols) {
   if (quick()) return cols >= 1000 ? 7 : 70;
-  if (cols >= (1u << 20)) return 6;
+  if (cols >= (1u << 20)) return 7; /* every special row (wg_oracle_rownorm_fill) */
   if (cols >= 32768) return 17;
   if (cols >= 8192) return 40;
   if (cols >= 4096) return 150;
@@ -434,54 +421,69 @@ static void gpu_prim(wg_primitive p) {
   wg_context_destroy(ctx);
 }
 
-/* The jobs of gpu_streams_and_graphs: job j its own input and output. */
+/* The jobs of gpu_streams_and_graphs: job j its own input and output,
+ * the weight and bias of its type. */
+enum { RN_JOBS = 10 };
 typedef struct rn_jobs {
   wg_context *ctx;
-  rn_case c[8];
-  uint64_t in, out, w, b;
+  rn_case c[RN_JOBS];
+  uint64_t in, out, w[2], b[2]; /* [0] f32, [1] bf16 */
   size_t job_bytes;
 } rn_jobs;
 
 static void rn_job(void *arg, int j, CUstream stream) {
   const rn_jobs *r = arg;
   const rn_case *c = &r->c[j];
-  WG_TEST_OK(r->ctx, launch_on(r->ctx, c, r->in + (uint64_t)j * r->job_bytes, r->w, r->b,
-                               r->out + (uint64_t)j * r->job_bytes, c->cols, c->cols, stream));
+  const int wb = c->t == WG_BF16;
+  WG_TEST_OK(r->ctx, launch_on(r->ctx, c, r->in + (uint64_t)j * r->job_bytes, r->w[wb],
+                               r->b[wb], r->out + (uint64_t)j * r->job_bytes, c->cols, c->cols,
+                               stream));
 }
 
 /* Calls overlapping on four streams, then captured into a graph replayed
  * twice beside eager calls on another stream (test_cuda_run_jobs): each
- * job (an operation, f32, 300 rows of 1000 or 16384, weight and bias;
- * f32 rows of 16384 are two blocks an SM of 512 threads)
- * checked row by row against the oracle. */
+ * job (an operation, 300 rows, weight and bias) checked row by row against
+ * the oracle. Eight jobs are f32 rows of 1000 and of 16384 (two blocks an
+ * SM of 512 threads); two are bf16 rows of 16384: softmax, whose blocks
+ * bring their next row into shared memory with bulk copies on sm_90 (the
+ * staged rows), and layernorm. */
 START_TEST(gpu_streams_and_graphs) {
   wg_context *ctx = wg_test_context();
   test_cuda cu;
   test_cuda_open(ctx, &cu);
-  enum { JOBS = 8, STREAMS = 4, ROWS = 300, MOST_COLS = 16384 };
-  const size_t size = 4;
-  rn_jobs r = {.ctx = ctx, .job_bytes = (size_t)ROWS * MOST_COLS * size};
+  enum { JOBS = RN_JOBS, STREAMS = 4, ROWS = 300, MOST_COLS = 16384, MOST_SIZE = 4 };
+  rn_jobs r = {.ctx = ctx, .job_bytes = (size_t)ROWS * MOST_COLS * MOST_SIZE};
+  for (int j = 0; j < JOBS; j++)
+    r.c[j] = (rn_case){prims[j % 4], j < 8 ? WG_F32 : WG_BF16, ROWS,
+                       j < 4 ? 1000 : MOST_COLS, 0, 0, 0, true, true, false, false, 1e-5};
+  const wg_type wb_types[2] = {WG_F32, WG_BF16};
   unsigned char *in = malloc(JOBS * r.job_bytes), *got = malloc(r.job_bytes);
-  unsigned char *w = malloc(MOST_COLS * size), *b = malloc(MOST_COLS * size);
+  unsigned char *w[2], *b[2];
+  for (int k = 0; k < 2; k++) {
+    w[k] = malloc(MOST_COLS * MOST_SIZE);
+    b[k] = malloc(MOST_COLS * MOST_SIZE);
+    ck_assert(w[k] && b[k]);
+  }
   double *value = malloc(MOST_COLS * sizeof *value), *scale = malloc(MOST_COLS * sizeof *scale);
-  ck_assert(in && got && w && b && value && scale);
+  ck_assert(in && got && value && scale);
   WG_TEST_OK(ctx, wg_mem_alloc(ctx, &r.in, JOBS * r.job_bytes));
   WG_TEST_OK(ctx, wg_mem_alloc(ctx, &r.out, JOBS * r.job_bytes));
-  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &r.w, MOST_COLS * size));
-  WG_TEST_OK(ctx, wg_mem_alloc(ctx, &r.b, MOST_COLS * size));
   const uint64_t seed = wg_test_seed() ^ 0x57ea;
-  for (uint64_t i = 0; i < (uint64_t)JOBS * ROWS * MOST_COLS; i++)
-    wg_oracle_set(WG_F32, in, i, (uniform(seed, 1, i) - 0.5) * 16.0);
-  for (uint64_t j = 0; j < MOST_COLS; j++) {
-    wg_oracle_set(WG_F32, w, j, (uniform(seed, 4, j) - 0.5) * 4.0);
-    wg_oracle_set(WG_F32, b, j, (uniform(seed, 5, j) - 0.5) * 4.0);
+  for (int j = 0; j < JOBS; j++)
+    for (uint64_t i = 0; i < (uint64_t)ROWS * r.c[j].cols; i++)
+      wg_oracle_set(r.c[j].t, in + (size_t)j * r.job_bytes, i,
+                    (uniform(seed, 1, (uint64_t)j * r.job_bytes + i) - 0.5) * 16.0);
+  for (int k = 0; k < 2; k++) {
+    for (uint64_t j = 0; j < MOST_COLS; j++) {
+      wg_oracle_set(wb_types[k], w[k], j, (uniform(seed, 4, j) - 0.5) * 4.0);
+      wg_oracle_set(wb_types[k], b[k], j, (uniform(seed, 5, j) - 0.5) * 4.0);
+    }
+    WG_TEST_OK(ctx, wg_mem_alloc(ctx, &r.w[k], MOST_COLS * MOST_SIZE));
+    WG_TEST_OK(ctx, wg_mem_alloc(ctx, &r.b[k], MOST_COLS * MOST_SIZE));
+    WG_TEST_OK(ctx, wg_memcpy_htod(ctx, r.w[k], w[k], MOST_COLS * MOST_SIZE, NULL));
+    WG_TEST_OK(ctx, wg_memcpy_htod(ctx, r.b[k], b[k], MOST_COLS * MOST_SIZE, NULL));
   }
   WG_TEST_OK(ctx, wg_memcpy_htod(ctx, r.in, in, JOBS * r.job_bytes, NULL));
-  WG_TEST_OK(ctx, wg_memcpy_htod(ctx, r.w, w, MOST_COLS * size, NULL));
-  WG_TEST_OK(ctx, wg_memcpy_htod(ctx, r.b, b, MOST_COLS * size, NULL));
-  for (int j = 0; j < JOBS; j++)
-    r.c[j] = (rn_case){prims[j % 4], WG_F32, ROWS, j < 4 ? 1000 : MOST_COLS, 0, 0, 0,
-                       true, true, false, false, 1e-5};
   CUstream streams[STREAMS];
   for (int k = 0; k < STREAMS; k++) CU(cu.StreamCreate(&streams[k], CU_STREAM_NON_BLOCKING));
   for (int round = 0; round < 2; round++) {
@@ -490,28 +492,29 @@ START_TEST(gpu_streams_and_graphs) {
     test_cuda_run_jobs(&cu, streams, STREAMS, JOBS, round == 1, rn_job, &r);
     for (int j = 0; j < JOBS; j++) {
       const rn_case *c = &r.c[j];
+      const int k = c->t == WG_BF16;
       const bool norm = c->p == WG_LAYERNORM_ROWS || c->p == WG_RMSNORM_ROWS;
       WG_TEST_OK(ctx, wg_memcpy_dtoh(ctx, got, r.out + (uint64_t)j * r.job_bytes,
-                                     (size_t)ROWS * c->cols * size, NULL));
+                                     (size_t)ROWS * c->cols * wg_type_size(c->t), NULL));
       wg_rownorm_want want = {c->cols, value, scale};
       for (uint64_t row = 0; row < ROWS; row++) {
-        wg_oracle_rownorm_row(&want, c->p, WG_F32, in + (size_t)j * r.job_bytes,
-                              row * c->cols, c->cols, norm ? w : NULL,
-                              c->p == WG_LAYERNORM_ROWS ? b : NULL, c->eps);
+        wg_oracle_rownorm_row(&want, c->p, c->t, in + (size_t)j * r.job_bytes,
+                              row * c->cols, c->cols, norm ? w[k] : NULL,
+                              c->p == WG_LAYERNORM_ROWS ? b[k] : NULL, c->eps);
         uint64_t col = 0;
         char why[320];
-        ck_assert_msg(wg_oracle_rownorm_check(&want, WG_F32, got, row * c->cols, &col, why,
+        ck_assert_msg(wg_oracle_rownorm_check(&want, c->t, got, row * c->cols, &col, why,
                                               sizeof why),
-                      "round %d job %d (%s cols=%" PRIu64 "): row %" PRIu64 ", %s "
-                      "(seed 0x%016" PRIx64 ")", round, j, wg_primitive_name(c->p), c->cols,
-                      row, why, wg_test_seed());
+                      "round %d job %d (%s %s cols=%" PRIu64 "): row %" PRIu64 ", %s "
+                      "(seed 0x%016" PRIx64 ")", round, j, wg_primitive_name(c->p),
+                      wg_type_name(c->t), c->cols, row, why, wg_test_seed());
       }
     }
   }
   for (int k = 0; k < STREAMS; k++) CU(cu.StreamDestroy(streams[k]));
-  const uint64_t device[] = {r.in, r.out, r.w, r.b};
+  const uint64_t device[] = {r.in, r.out, r.w[0], r.b[0], r.w[1], r.b[1]};
   for (size_t k = 0; k < WG_COUNT_OF(device); k++) wg_mem_free(ctx, device[k]);
-  void *host[] = {in, got, w, b, value, scale};
+  void *host[] = {in, got, w[0], b[0], w[1], b[1], value, scale};
   for (size_t k = 0; k < WG_COUNT_OF(host); k++) free(host[k]);
   wg_context_destroy(ctx);
 }
