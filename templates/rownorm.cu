@@ -128,6 +128,25 @@ static __device__ __forceinline__ void wg_kahan_add(wg_kahan &a, wg_num v) {
 }
 static __device__ __forceinline__ wg_num wg_kahan_sum(wg_kahan a) { return a.s - a.c; }
 
+/* The sum of f(v) over a trip's elements v: each piece's in order, the
+ * pieces' sums pairwise. */
+template <int E, int U, class F>
+static __device__ __forceinline__ wg_num wg_trip_sum(const wg_num (&x)[U][E], int n, F f) {
+  wg_num part[U];
+#pragma unroll
+  for (int u = 0; u < U; u++) {
+    part[u] = 0;
+    if (u < n)
+#pragma unroll
+      for (int j = 0; j < E; j++) part[u] += f(x[u][j]);
+  }
+#pragma unroll
+  for (int w = 1; w < U; w *= 2)
+#pragma unroll
+    for (int i = 0; i + w < U; i += 2 * w) part[i] += part[i + w];
+  return part[0];
+}
+
 /* Softmax: the running max m and the sum of exp(x - m), which a new
  * maximum rescales (with what it lost). -inf adds nothing (so a trip of
  * only -inf before any value is no NaN); NaN and +inf make the sum NaN, as
@@ -148,20 +167,10 @@ static __device__ __forceinline__ void wg_maxsum_trip(wg_maxsum_long &a,
     a.k.c *= scale;
     a.m = top;
   }
-  wg_num part[U];
-#pragma unroll
-  for (int u = 0; u < U; u++) {
-    part[u] = 0;
-    if (u < n)
-#pragma unroll
-      for (int j = 0; j < E; j++)
-        part[u] += x[u][j] == WG_NEG_INF ? (wg_num)0 : wg_exp(x[u][j] - a.m);
-  }
-#pragma unroll
-  for (int w = 1; w < U; w *= 2)
-#pragma unroll
-    for (int i = 0; i + w < U; i += 2 * w) part[i] += part[i + w];
-  wg_kahan_add(a.k, part[0]);
+  const wg_num m = a.m;
+  wg_kahan_add(a.k, wg_trip_sum<E, U>(x, n, [m](wg_num v) {
+    return v == WG_NEG_INF ? (wg_num)0 : wg_exp(v - m);
+  }));
 }
 
 /* Layernorm: the moments of a lane's elements shifted by its first one
@@ -222,24 +231,6 @@ static __device__ __forceinline__ wg_moments wg_lane_moments_of(const wg_lane_mo
   return {a.n, a.first + wg_kahan_sum(a.s) / a.n, wg_kahan_sum(a.m2)};
 }
 
-/* rmsnorm: the sum of squares, a trip folded pairwise. */
-template <int E, int U>
-static __device__ __forceinline__ void wg_squares_trip(wg_kahan &a, const wg_num (&x)[U][E],
-                                                       int n) {
-  wg_num part[U];
-#pragma unroll
-  for (int u = 0; u < U; u++) {
-    part[u] = 0;
-    if (u < n)
-#pragma unroll
-      for (int j = 0; j < E; j++) part[u] += x[u][j] * x[u][j];
-  }
-#pragma unroll
-  for (int w = 1; w < U; w *= 2)
-#pragma unroll
-    for (int i = 0; i + w < U; i += 2 * w) part[i] += part[i + w];
-  wg_kahan_add(a, part[0]);
-}
 
 /* Chan et al.; equal means (all-equal rows) keep M2 exactly 0. */
 __device__ __forceinline__ wg_moments wg_moments_f::operator()(wg_moments a,
@@ -591,7 +582,7 @@ static __device__ __forceinline__ void wg_row_streamed(const wg_elem *in, const 
 #else
   wg_kahan squares = {0, 0};
   wg_trips<E, U>(in, first, end, step, [&](wg_num (&x)[U][E], int n, unsigned long long) {
-    wg_squares_trip<E, U>(squares, x, n);
+    wg_kahan_add(squares, wg_trip_sum<E, U>(x, n, [](wg_num v) { return v * v; }));
   });
   wg_num acc = wg_kahan_sum(squares);
 #endif
