@@ -145,7 +145,10 @@ END_TEST
 /* --- the specs the calls pick ------------------------------------------------ */
 
 /* Row lengths of the gpu cases; the quick list for compute-sanitizer. */
-static const uint64_t gpu_cols[] = {1, 2, 31, 33, 1000, 1024, 4096, 12000, 32768, 1u << 20};
+/* 12000 (f64) and 65536 are past what a block's registers hold: streamed
+ * rows of a length a benchmark runs, beside 2^20. */
+static const uint64_t gpu_cols[] = {1,    2,     31,    33,    1000,
+                                    1024, 4096,  12000, 32768, 65536, 1u << 20};
 static const uint64_t quick_cols[] = {1, 33, 1000, 5000};
 
 static bool quick(void) {
@@ -396,7 +399,7 @@ static void gpu_prim(wg_primitive p) {
        * grid of what the SMs keep (132 blocks of 1024 on an H200): the
        * first case of such lengths has enough rows that every block takes
        * several. */
-      const uint64_t looped = cols >= 5000 && cols < (1u << 20) && rows < 300 ? 300 : rows;
+      const uint64_t looped = cols >= 5000 && cols <= 32768 && rows < 300 ? 300 : rows;
       /* contiguous; padded by whole vectors (still aligned); padded by odd
        * amounts from an odd base (element by element); in place. */
       const rn_case cases[] = {
@@ -423,7 +426,7 @@ static void gpu_prim(wg_primitive p) {
 
 /* The jobs of gpu_streams_and_graphs: job j its own input and output,
  * the weight and bias of its type. */
-enum { RN_JOBS = 10 };
+enum { RN_JOBS = 12 };
 typedef struct rn_jobs {
   wg_context *ctx;
   rn_case c[RN_JOBS];
@@ -442,20 +445,24 @@ static void rn_job(void *arg, int j, CUstream stream) {
 
 /* Calls overlapping on four streams, then captured into a graph replayed
  * twice beside eager calls on another stream (test_cuda_run_jobs): each
- * job (an operation, 300 rows, weight and bias) checked row by row against
- * the oracle. Eight jobs are f32 rows of 1000 and of 16384 (two blocks an
+ * job (an operation, weight and bias) checked row by row against the
+ * oracle. Eight jobs are f32, 300 rows of 1000 and of 16384 (two blocks an
  * SM of 512 threads); two are bf16 rows of 16384: softmax, whose blocks
  * bring their next row into shared memory with bulk copies on sm_90 (the
- * staged rows), and layernorm. */
+ * staged rows), and layernorm; two are 140 bf16 rows of 65536, too long
+ * to hold and streamed twice (softmax, layernorm). */
 START_TEST(gpu_streams_and_graphs) {
   wg_context *ctx = wg_test_context();
   test_cuda cu;
   test_cuda_open(ctx, &cu);
-  enum { JOBS = RN_JOBS, STREAMS = 4, ROWS = 300, MOST_COLS = 16384, MOST_SIZE = 4 };
-  rn_jobs r = {.ctx = ctx, .job_bytes = (size_t)ROWS * MOST_COLS * MOST_SIZE};
-  for (int j = 0; j < JOBS; j++)
-    r.c[j] = (rn_case){prims[j % 4], j < 8 ? WG_F32 : WG_BF16, ROWS,
-                       j < 4 ? 1000 : MOST_COLS, 0, 0, 0, true, true, false, false, 1e-5};
+  enum { JOBS = RN_JOBS, STREAMS = 4, ROWS = 300, MOST_COLS = 65536, MOST_SIZE = 4 };
+  rn_jobs r = {.ctx = ctx, .job_bytes = (size_t)ROWS * 16384 * MOST_SIZE};
+  for (int j = 0; j < JOBS; j++) {
+    const bool streamed = j >= 10; /* 140 x 65536 x 2 bytes: within job_bytes */
+    r.c[j] = (rn_case){prims[streamed ? (j - 10) * 2 : j % 4], j < 8 ? WG_F32 : WG_BF16,
+                       streamed ? 140 : ROWS, j < 4 ? 1000 : streamed ? 65536 : 16384, 0, 0, 0, true,
+                       true, false, false, 1e-5};
+  }
   const wg_type wb_types[2] = {WG_F32, WG_BF16};
   unsigned char *in = malloc(JOBS * r.job_bytes), *got = malloc(r.job_bytes);
   unsigned char *w[2], *b[2];
@@ -470,7 +477,7 @@ START_TEST(gpu_streams_and_graphs) {
   WG_TEST_OK(ctx, wg_mem_alloc(ctx, &r.out, JOBS * r.job_bytes));
   const uint64_t seed = wg_test_seed() ^ 0x57ea;
   for (int j = 0; j < JOBS; j++)
-    for (uint64_t i = 0; i < (uint64_t)ROWS * r.c[j].cols; i++)
+    for (uint64_t i = 0; i < r.c[j].rows * r.c[j].cols; i++)
       wg_oracle_set(r.c[j].t, in + (size_t)j * r.job_bytes, i,
                     (uniform(seed, 1, (uint64_t)j * r.job_bytes + i) - 0.5) * 16.0);
   for (int k = 0; k < 2; k++) {
@@ -495,9 +502,9 @@ START_TEST(gpu_streams_and_graphs) {
       const int k = c->t == WG_BF16;
       const bool norm = c->p == WG_LAYERNORM_ROWS || c->p == WG_RMSNORM_ROWS;
       WG_TEST_OK(ctx, wg_memcpy_dtoh(ctx, got, r.out + (uint64_t)j * r.job_bytes,
-                                     (size_t)ROWS * c->cols * wg_type_size(c->t), NULL));
+                                     (size_t)(c->rows * c->cols * wg_type_size(c->t)), NULL));
       wg_rownorm_want want = {c->cols, value, scale};
-      for (uint64_t row = 0; row < ROWS; row++) {
+      for (uint64_t row = 0; row < c->rows; row++) {
         wg_oracle_rownorm_row(&want, c->p, c->t, in + (size_t)j * r.job_bytes,
                               row * c->cols, c->cols, norm ? w[k] : NULL,
                               c->p == WG_LAYERNORM_ROWS ? b[k] : NULL, c->eps);
