@@ -294,22 +294,18 @@ static int device_setup(wg_context *ctx, const wg_driver_api **api_out) {
   if (status == WG_OK)
     status = describe_device(ctx, api, state->cu_device,
                              (int)state->cu_device, &state->info);
-  if (status == WG_OK)
-    status = wg_cuda_status(
-        ctx,
-        api->DeviceGetAttribute(
-            &state->max_threads_per_sm,
-            CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
-            state->cu_device),
-        "cuDeviceGetAttribute");
-  if (status == WG_OK)
-    status = wg_cuda_status(
-        ctx,
-        api->DeviceGetAttribute(
-            &state->max_shared_per_block_optin,
-            CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-            state->cu_device),
-        "cuDeviceGetAttribute");
+  /* The limits the launchers size blocks and shared memory by. */
+  const struct { int *value; CUdevice_attribute attribute; } limits[] = {
+    {&state->max_threads_per_sm, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR},
+    {&state->max_shared_per_block_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN},
+    {&state->max_shared_per_sm, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR},
+    {&state->reserved_shared_per_block, CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK},
+  };
+  for (size_t i = 0; status == WG_OK && i < WG_COUNT_OF(limits); i++)
+    status = wg_cuda_status(ctx,
+                            api->DeviceGetAttribute(limits[i].value, limits[i].attribute,
+                                                    state->cu_device),
+                            "cuDeviceGetAttribute");
   if (status != WG_OK) {
     if (state->owns_primary)
       api->DevicePrimaryCtxRelease(state->cu_device);

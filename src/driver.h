@@ -85,6 +85,8 @@ struct wg_device_state {
   wg_device_info info;  /* arch, SM count, name, ... of cu_device */
   int max_threads_per_sm;
   int max_shared_per_block_optin; /* bytes a kernel may opt in to */
+  int max_shared_per_sm;          /* bytes an SM holds for all its blocks */
+  int reserved_shared_per_block;  /* bytes the system takes of each block's */
   struct wg_workspace_pool *workspaces; /* the reductions' (workspace.c) */
 };
 
