@@ -13,7 +13,9 @@
  * aligned, with cols a multiple of a vector, move in 16-byte vectors; any
  * other layout moves one element at a time through the same code. A
  * staged kernel (WG_STAGED, sm_90 on) has each block loop over rows with
- * the next one on its way into shared memory meanwhile.
+ * the next one on its way into shared memory meanwhile. A kernel whose
+ * block rows read weight and bias from shared memory (WG_WB_STAGED, sm_80
+ * on) has each lane copy its own pieces of them there as the block starts.
  * Accumulation is in ${num}; every fold has a fixed order, so the same
  * input gives the same bits on every run.
  */
@@ -25,6 +27,7 @@ typedef ${num} wg_num; /* what the statistics are computed in */
 #define WG_CHUNKS ${chunks} /* 16-byte vectors a lane holds */
 #define WG_ROWS_PER_ROUND ${rows_per_round} /* rows a group has in flight */
 #define WG_STAGED ${staged} /* 1: a block's next row comes into shared memory meanwhile */
+#define WG_WB_STAGED ${wb_staged} /* 1: weight and bias come into shared memory (wg_wb_start) */
 #define WG_VEC ((int)(16 / sizeof(wg_elem))) /* elements a vector */
 #define WG_HELD (WG_CHUNKS * WG_VEC)          /* elements a lane holds */
 #define WG_GROUPS (WG_BLOCK / WG_GROUP)       /* rows a block works on at once */
@@ -33,6 +36,7 @@ static_assert(WG_GROUP <= 32 ? WG_BLOCK % WG_GROUP == 0 : WG_BLOCK == WG_GROUP,
               "a group is a part of a warp or the whole block");
 static_assert(WG_GROUP <= 32 || WG_ROWS_PER_ROUND == 1, "a block takes one row at a time");
 static_assert(!WG_STAGED || WG_GROUP > 32, "a staged row is a block's");
+static_assert(!WG_WB_STAGED || (WG_GROUP > 32 && WG_OP >= 2), "staged weights are block rows'");
 
 /* ---- arithmetic in wg_num ---- */
 static __device__ __forceinline__ float wg_exp(float x) { return expf(x); }
@@ -270,6 +274,16 @@ static __device__ __forceinline__ void wg_put(wg_elem *p, const wg_num (&a)[E]) 
   }
 }
 
+/* A vector by a generic load, from shared or global memory. */
+template <int E>
+static __device__ __forceinline__ void wg_get_generic(wg_num (&a)[E], const wg_elem *p) {
+  static_assert(E == 16 / sizeof(wg_elem), "whole vectors");
+  union { uint4 raw; wg_elem e[E]; } u;
+  u.raw = *(const uint4 *)p;
+#pragma unroll
+  for (int j = 0; j < E; j++) a[j] = wg_load(u.e[j]);
+}
+
 /* A hint to bring the line at p into L2 (nothing on the host emulator). */
 static __device__ __forceinline__ void wg_prefetch_l2(const void *p) {
 #ifdef __CUDA_ARCH__
@@ -328,16 +342,80 @@ static __device__ __forceinline__ wg_stage wg_stage_start(const wg_elem *src, un
   __syncthreads();
   return st;
 }
-template <int E>
-static __device__ __forceinline__ void wg_get_staged(wg_num (&a)[E], const wg_elem *p) {
-  union { uint4 raw; wg_elem e[16 / sizeof(wg_elem)]; } u;
-  u.raw = *(const uint4 *)p;
-#pragma unroll
-  for (int j = 0; j < E; j++) a[j] = wg_load(u.e[j]);
-}
 #else
 struct wg_stage {};
 #endif
+
+/* Where a held block row's lanes read weight and bias: the lane's first
+ * column of each, in global memory or, staged, in shared memory. */
+struct wg_wb { const wg_elem *w, *b; };
+
+#if WG_WB_STAGED
+/* The staged weight and bias: a block row's output waits on loads of
+ * weight and bias, one after another, that its registers (full of the
+ * row) cannot start early. So each lane copies its own pieces of them into
+ * dynamic shared memory as the block starts, with cp.async (no registers;
+ * only the copying thread reads them, after wg_copies_wait, so no barrier),
+ * laid out as in global memory: weight at [0, cols), bias after it (at 0
+ * without weight). The launch gives the room for what fits beside the
+ * blocks an SM keeps; what does not fit stays in global memory. */
+extern __shared__ __align__(16) unsigned char wg_wb_bytes[];
+
+/* Bytes of dynamic shared memory the launch gave (0 on the host emulator). */
+static __device__ __forceinline__ unsigned wg_dynamic_shared() {
+#ifdef __CUDA_ARCH__
+  unsigned bytes;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
+  return bytes;
+#else
+  return 0;
+#endif
+}
+/* 16 bytes from global src to shared dst, asynchronously. */
+static __device__ __forceinline__ void wg_copy_async(wg_elem *dst, const wg_elem *src) {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+               : : "r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src) : "memory");
+#else
+  *(uint4 *)dst = *(const uint4 *)src;
+#endif
+}
+/* Until this thread's copies have landed. */
+static __device__ __forceinline__ void wg_copies_wait() {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.wait_all;" : : : "memory");
+#endif
+}
+/* This lane's pieces of `from` (cols elements) into the stage at `at`:
+ * the lane's first column there. */
+static __device__ __forceinline__ const wg_elem *wg_wb_copy(const wg_elem *from, unsigned at,
+                                                            unsigned cols) {
+  constexpr unsigned STEP = (unsigned)WG_GROUP * WG_VEC, P = WG_HELD / WG_VEC;
+  const unsigned first_col = threadIdx.x % WG_GROUP * WG_VEC;
+  wg_elem *to = (wg_elem *)wg_wb_bytes + at + first_col;
+#pragma unroll
+  for (unsigned c = 0; c < P; c++)
+    if (c * STEP + first_col < cols) wg_copy_async(to + c * STEP, from + first_col + c * STEP);
+  return to;
+}
+#endif
+
+/* The block's weight and bias (NULL: none), with the copies of what the
+ * launch gave shared memory for started. */
+static __device__ __forceinline__ wg_wb wg_wb_start(const wg_elem *weight, const wg_elem *bias,
+                                                    unsigned cols) {
+  const unsigned first_col = threadIdx.x % WG_GROUP * WG_VEC;
+  wg_wb r = {weight ? weight + first_col : nullptr, bias ? bias + first_col : nullptr};
+#if WG_WB_STAGED
+  const unsigned room = wg_dynamic_shared() / (unsigned)sizeof(wg_elem);
+  const unsigned bias_at = weight ? cols : 0u;
+  if (weight && room >= cols) r.w = wg_wb_copy(weight, 0u, cols);
+  if (bias && room >= bias_at && room - bias_at >= cols) r.b = wg_wb_copy(bias, bias_at, cols);
+#else
+  (void)cols;
+#endif
+  return r;
+}
 
 /* The row statistics the output step needs. */
 struct wg_stats { wg_num a, b; };
@@ -347,8 +425,9 @@ struct wg_stats { wg_num a, b; };
  * a = mean, b = 1 / sqrt(var + eps); rmsnorm b = 1 / sqrt(mean(x^2) + eps).
  * EXPED: softmax's x already holds exp(x - max) (held rows keep what the
  * sum computed: one exp an element, which the 16-bit types, bound by
- * arithmetic more than by memory, feel). */
-template <int E, bool EXPED = false>
+ * arithmetic more than by memory, feel). GENERIC: weight and bias may be
+ * in shared memory (wg_wb). */
+template <int E, bool EXPED = false, bool GENERIC = false>
 static __device__ __forceinline__ void wg_output(wg_num (&x)[E], wg_stats st,
     const wg_elem *weight, const wg_elem *bias, unsigned long long col) {
 #if WG_OP == 0
@@ -361,8 +440,13 @@ static __device__ __forceinline__ void wg_output(wg_num (&x)[E], wg_stats st,
   for (int j = 0; j < E; j++) x[j] = (x[j] - st.a) - st.b;
 #else
   wg_num w[E], b[E];
-  if (weight) wg_get<E>(w, weight + col);
-  if (bias) wg_get<E>(b, bias + col);
+  if constexpr (GENERIC) {
+    if (weight) wg_get_generic<E>(w, weight + col);
+    if (bias) wg_get_generic<E>(b, bias + col);
+  } else {
+    if (weight) wg_get<E>(w, weight + col);
+    if (bias) wg_get<E>(b, bias + col);
+  }
 #pragma unroll
   for (int j = 0; j < E; j++) {
 #if WG_OP == 2
@@ -380,8 +464,8 @@ static __device__ __forceinline__ void wg_output(wg_num (&x)[E], wg_stats st,
  * WG_HELD registers a lane as WG_HELD / E pieces of E elements; piece c of
  * lane l is columns (c * WG_GROUP + l) * E onwards. */
 template <int E>
-static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, const wg_elem *weight,
-    const wg_elem *bias, wg_elem *out, unsigned long long rows, unsigned cols,
+static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
+    wg_elem *out, unsigned long long rows, unsigned cols,
     unsigned long long in_stride, unsigned long long out_stride, wg_num eps,
     unsigned long long tile, unsigned &slot, wg_stage &stage) {
   constexpr int R = WG_ROWS_PER_ROUND, P = WG_HELD / E;
@@ -411,7 +495,7 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, const wg_
     const wg_elem *p = (const wg_elem *)wg_stage_bytes + first_col;
 #pragma unroll
     for (int c = 0; c < P; c++)
-      if ((unsigned)c * STEP < left[0]) wg_get_staged<E>(x[0][c], p + (unsigned)c * STEP);
+      if ((unsigned)c * STEP < left[0]) wg_get_generic<E>(x[0][c], p + (unsigned)c * STEP);
     __syncthreads(); /* every lane has its values: the stage takes the next row */
     const unsigned long long next = tile + (unsigned long long)gridDim.x;
     if (threadIdx.x == 0 && next < rows)
@@ -521,8 +605,9 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, const wg_
     st[k].b = wg_rsqrt(wg_group_all(st[k].b, wg_add_f(), slot) / (wg_num)cols + eps);
 #endif
   (void)eps;
-  const wg_elem *w = weight ? weight + first_col : nullptr;
-  const wg_elem *b = bias ? bias + first_col : nullptr;
+#if WG_WB_STAGED
+  wg_copies_wait();
+#endif
 #pragma unroll
   for (int k = 0; k < R; k++) {
     const unsigned long long row = tile + (unsigned long long)k * WG_GROUPS + group;
@@ -530,7 +615,7 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, const wg_
 #pragma unroll
     for (int c = 0; c < P; c++)
       if (here(k, c)) {
-        wg_output<E, true>(x[k][c], st[k], w, b, (unsigned)c * STEP);
+        wg_output<E, true, WG_WB_STAGED>(x[k][c], st[k], wb.w, wb.b, (unsigned)c * STEP);
         wg_put<E>(q + (unsigned)c * STEP, x[k][c]);
       }
   }
@@ -631,9 +716,10 @@ static __device__ __forceinline__ void wg_rows_fit(const wg_elem *in, const wg_e
 #else
   wg_stage stage;
 #endif
+  const wg_wb wb = wg_wb_start(weight, bias, (unsigned)cols);
   WG_FOR_TILES(tile)
-    wg_rows_held<WG_VEC>(in, weight, bias, out, rows, (unsigned)cols, in_stride, out_stride,
-                         eps, tile, slot, stage);
+    wg_rows_held<WG_VEC>(in, wb, out, rows, (unsigned)cols, in_stride, out_stride, eps, tile,
+                         slot, stage);
 }
 
 template <int E>
