@@ -22,6 +22,8 @@
  *                        an operation: CK_RUN_CASE=softmax, log-softmax,
  *                        layernorm, rmsnorm, repeat or streams (several
  *                        streams and a graph) runs one.
+ *                        WARPGEN_ROWNORM_TRACE=1 names each case on
+ *                        stderr as it starts (which case is slow).
  *   test_rownorm --specs every spec the gpu part launches, one a line (to
  *                        fill a disk cache ahead on a machine without GPU)
  *   test_rownorm --specs-for COLS...  the specs the calls use for these
