@@ -86,7 +86,7 @@ typedef struct rownorm_shape {
   unsigned rows_per_round;
   unsigned block;  /* threads a block */
   bool staged;     /* the next row comes into shared memory meanwhile */
-  bool wb_staged;  /* weight and bias come into shared memory (wb_shared_bytes) */
+  bool wb_staged;  /* weight and bias come into shared memory (wg_rownorm_wb_shared_bytes) */
 } rownorm_shape;
 
 /* Softmax and log_softmax blocks that are alone on their SM, from sm_90

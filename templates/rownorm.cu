@@ -346,7 +346,7 @@ static __device__ __forceinline__ wg_stage wg_stage_start(const wg_elem *src, un
 struct wg_stage {};
 #endif
 
-/* Where a held block row's lanes read weight and bias: the lane's first
+/* Where a held row's lanes read weight and bias: the lane's first
  * column of each, in global memory or, staged, in shared memory. */
 struct wg_wb { const wg_elem *w, *b; };
 
