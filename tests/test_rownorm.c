@@ -48,6 +48,16 @@ static const wg_type floats[] = {WG_F16, WG_BF16, WG_F32, WG_F64};
 
 /* --- unit ------------------------------------------------------------------ */
 
+/* A failed shape rule, with where. Plain conditions, not ck_assert: Check
+ * reports every ck_assert's place through a pipe, and the loop below makes
+ * millions (over 30 s under ASan). */
+#define SHAPE_CHECK(cond)                                                              \
+  do {                                                                                 \
+    if (!(cond))                                                                       \
+      ck_abort_msg("%s %s cols=%" PRIu64 " arch=%d: %s", wg_primitive_name(prims[p]),  \
+                   wg_type_name(type), cols, arch, #cond);                              \
+  } while (0)
+
 START_TEST(shapes_hold_their_rows) {
   for (size_t t = 0; t < WG_COUNT_OF(floats); t++)
   for (size_t p = 0; p < WG_COUNT_OF(prims); p++) {
@@ -61,32 +71,28 @@ START_TEST(shapes_hold_their_rows) {
       const int64_t sc = wg_rownorm_spec_cols(type, cols);
       wg_rownorm_shape_numbers(prims[p], type, sc, arch, c);
       /* The kernel the call picks has the shape made for cols. */
-      ck_assert_msg(memcmp(s, c, sizeof s) == 0, "%s cols=%" PRIu64 ": spec cols %" PRId64
-                    " changes the shape", wg_type_name(type), cols, sc);
+      SHAPE_CHECK(memcmp(s, c, sizeof s) == 0);
       const uint64_t holds = (uint64_t)s[0] * s[1] * vec;
-      if (sc) {
-        ck_assert_uint_ge(holds, cols);
-        ck_assert_uint_eq((uint64_t)sc, holds);
-      } else {
-        ck_assert_uint_eq(s[0], 1024);
-        ck_assert_uint_lt(holds, cols);
-      }
-      ck_assert(s[0] >= 1 && s[0] <= 1024 && (s[0] & (s[0] - 1)) == 0);
-      ck_assert(s[1] >= 1 && s[1] <= 8);
-      ck_assert(s[0] <= 32 ? s[3] == 256 && s[3] % s[0] == 0 : s[3] == s[0] && s[2] == 1);
-      ck_assert(s[1] * s[2] <= 8);
+      if (sc)
+        SHAPE_CHECK(holds >= cols && (uint64_t)sc == holds);
+      else
+        SHAPE_CHECK(s[0] == 1024 && holds < cols);
+      SHAPE_CHECK(s[0] >= 1 && s[0] <= 1024 && (s[0] & (s[0] - 1)) == 0);
+      SHAPE_CHECK(s[1] >= 1 && s[1] <= 8);
+      SHAPE_CHECK(s[0] <= 32 ? s[3] == 256 && s[3] % s[0] == 0 : s[3] == s[0] && s[2] == 1);
+      SHAPE_CHECK(s[1] * s[2] <= 8);
       /* Rows staged in shared memory: softmax and log_softmax in blocks
        * of 512 or more, sm_90 on, at most 64 KiB. */
-      if (s[4]) ck_assert(softmax && arch >= 90 && s[0] >= 512);
-      ck_assert_uint_le(s[4] * s[0] * s[1] * 16u, 64u * 1024u);
-      if (softmax && arch >= 90 && s[0] == 1024 && s[0] * s[1] * 16u <= 64u * 1024u)
-        ck_assert_uint_eq(s[4], 1);
+      SHAPE_CHECK(!s[4] || (softmax && arch >= 90 && s[0] >= 512));
+      SHAPE_CHECK(s[4] * s[0] * s[1] * 16u <= 64u * 1024u);
+      SHAPE_CHECK(!(softmax && arch >= 90 && s[0] == 1024 && s[0] * s[1] * 16u <= 64u * 1024u) ||
+                  s[4] == 1);
       /* Weight and bias staged: the norms' blocks that hold rows of 8192
        * or more and loop over rows (every type but f32). */
       const bool wb = holds >= 8192 && s[0] > 32 && type != WG_F32 &&
                       (prims[p] == WG_RMSNORM_ROWS || prims[p] == WG_LAYERNORM_ROWS);
-      ck_assert_uint_eq(s[5], wb);
-      ck_assert(!(s[4] && s[5]));
+      SHAPE_CHECK(s[5] == (unsigned)wb);
+      SHAPE_CHECK(!(s[4] && s[5]));
     }
   }
 }
