@@ -97,8 +97,15 @@ typedef struct rownorm_shape {
  * -> 0.85 (since run by two blocks an SM, 0.94, and no longer staged),
  * bf16 16384 0.60 -> 0.79, bf16 32768 0.74 -> 0.81; but f32
  * 32768 (128 KiB a row) 0.89 -> 0.82, f32 8192 (two blocks an SM) 0.91 ->
- * 0.86, and layernorm and rmsnorm lost at most lengths, so those keep
- * their loads. A cluster of blocks a row instead (each SM holding blocks
+ * 0.86, and layernorm and rmsnorm lost at most lengths (bf16 16384
+ * rms_norm, blocks of 512: 0.89 -> 0.79), so those keep their loads,
+ * except the 16-bit types' blocks of 1024 (rows of 32768, looping over
+ * rows), where the staged row goes first in shared memory and weight and
+ * bias after it: old and new library alternating in one lease
+ * (2026-12-04), f16 layer_norm 0.56-0.58 -> 0.70-0.71, rms_norm 0.68-0.69
+ * -> 0.78-0.83, bf16 layer_norm 0.61-0.63 -> 0.69-0.70, rms_norm 0.72-0.74
+ * -> 0.80; f64's blocks of 1024 (rows of 8192) lost (rms_norm 0.92 ->
+ * 0.86). A cluster of blocks a row instead (each SM holding blocks
  * of several rows) measured worse everywhere: f32 32768 0.54-0.75. */
 #define WG_STAGED_GROUP 512u
 #define WG_STAGED_MOST (64u * 1024u)
@@ -148,14 +155,14 @@ static unsigned blocks_per_sm(wg_type type, rownorm_shape s) {
 
 /* s, staged where the rules above say. */
 static rownorm_shape staging(rownorm_shape s, wg_primitive primitive, wg_type type, int arch) {
-  s.staged = arch >= WG_STAGED_ARCH &&
-             (primitive == WG_SOFTMAX_ROWS || primitive == WG_LOG_SOFTMAX_ROWS) &&
+  const bool norm = primitive == WG_RMSNORM_ROWS || primitive == WG_LAYERNORM_ROWS;
+  const bool looping = !tuning_of(type).full_grid;
+  const bool narrow = wg_types[type].size == 2; /* f16, bf16 */
+  s.staged = arch >= WG_STAGED_ARCH && (!norm || (s.group == 1024 && looping && narrow)) &&
              s.group >= WG_STAGED_GROUP && blocks_per_sm(type, s) == 1 &&
              (size_t)s.group * s.chunks * 16u <= WG_STAGED_MOST;
   const unsigned holds = s.group * s.chunks * (16u / (unsigned)wg_types[type].size);
-  s.wb_staged = arch >= WG_WB_STAGED_ARCH && holds >= WG_WB_STAGED_LEAST &&
-                !tuning_of(type).full_grid &&
-                (primitive == WG_RMSNORM_ROWS || primitive == WG_LAYERNORM_ROWS);
+  s.wb_staged = arch >= WG_WB_STAGED_ARCH && holds >= WG_WB_STAGED_LEAST && looping && norm;
   return s;
 }
 
@@ -250,11 +257,11 @@ static int rownorm_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
   else
     snprintf(summary, sizeof summary,
              "The shape for rows of up to %u\n * elements: a block of %u threads a row, "
-             "%u 16-byte vector%s a thread%s.",
+             "%u 16-byte vector%s a thread%s%s.",
              holds, shape.group, shape.chunks, shape.chunks == 1 ? "" : "s",
-             shape.staged      ? ",\n * the next row staged in shared memory"
-             : shape.wb_staged ? ",\n * weight and bias copied into shared memory where they fit"
-                               : "");
+             shape.staged ? ",\n * the next row staged in shared memory" : "",
+             shape.wb_staged ? ",\n * weight and bias copied into shared memory where they fit"
+                             : "");
   wg_buf prelude = {0};
   int rc = wg_codegen_prelude(ctx, &prelude, c);
   if (!rc && prelude.failed) rc = wg_fail(ctx, WG_ENOMEM, "out of memory");
@@ -372,16 +379,16 @@ static int rownorm_run(wg_context *ctx, const wg_spec *spec, const rownorm_args 
   if (grid > WG_MAX_GRID) grid = WG_MAX_GRID;
   size_t shared = staged_bytes(shape);
   const uint64_t holds = (uint64_t)shape.group * shape.chunks * (16u / size);
-  if (shape.wb_staged && a->cols <= holds) {
+  if (shape.wb_staged && a->cols <= holds) { /* after the staged row, if any */
     const uint64_t sms = ctx->device->info.sm_count ? ctx->device->info.sm_count : 1;
     const uint64_t keeps = resident / sms > blocks_per_sm(type, shape) ? resident / sms
                                                                       : blocks_per_sm(type, shape);
     const wg_rownorm_room room = {ctx->device->max_shared_per_sm,
                                   ctx->device->reserved_shared_per_block,
                                   ctx->device->max_shared_per_block_optin,
-                                  k->static_shared_bytes};
-    shared = wg_rownorm_wb_shared_bytes(&room, (unsigned)keeps, a->cols * size, a->weight != 0,
-                                        spec->primitive == WG_LAYERNORM_ROWS && a->bias != 0);
+                                  k->static_shared_bytes + shared};
+    shared += wg_rownorm_wb_shared_bytes(&room, (unsigned)keeps, a->cols * size, a->weight != 0,
+                                         spec->primitive == WG_LAYERNORM_ROWS && a->bias != 0);
   }
 
   CUdeviceptr in = (CUdeviceptr)a->in, out = (CUdeviceptr)a->out;

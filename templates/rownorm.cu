@@ -356,10 +356,13 @@ struct wg_wb { const wg_elem *w, *b; };
  * row) cannot start early. So each lane copies its own pieces of them into
  * dynamic shared memory as the block starts, with cp.async (no registers;
  * only the copying thread reads them, after wg_copies_wait, so no barrier),
- * laid out as in global memory: weight at [0, cols), bias after it (at 0
- * without weight). The launch gives the room for what fits beside the
- * blocks an SM keeps; what does not fit stays in global memory. */
+ * laid out as in global memory after the staged row, if any (WG_WB_AT):
+ * weight at [0, cols), bias after it (at 0 without weight). The launch
+ * gives the room for what fits beside the blocks an SM keeps; what does
+ * not fit stays in global memory. */
 extern __shared__ __align__(16) unsigned char wg_wb_bytes[];
+/* Bytes before them: a staged row comes first. */
+#define WG_WB_AT (WG_STAGED ? (unsigned)WG_GROUP * WG_HELD * (unsigned)sizeof(wg_elem) : 0u)
 
 /* Bytes of dynamic shared memory the launch gave (0 on the host emulator). */
 static __device__ __forceinline__ unsigned wg_dynamic_shared() {
@@ -392,7 +395,7 @@ static __device__ __forceinline__ const wg_elem *wg_wb_copy(const wg_elem *from,
                                                             unsigned cols) {
   constexpr unsigned STEP = (unsigned)WG_GROUP * WG_VEC, P = WG_HELD / WG_VEC;
   const unsigned first_col = threadIdx.x % WG_GROUP * WG_VEC;
-  wg_elem *to = (wg_elem *)wg_wb_bytes + at + first_col;
+  wg_elem *to = (wg_elem *)(wg_wb_bytes + WG_WB_AT) + at + first_col;
 #pragma unroll
   for (unsigned c = 0; c < P; c++)
     if (c * STEP + first_col < cols) wg_copy_async(to + c * STEP, from + first_col + c * STEP);
@@ -407,7 +410,8 @@ static __device__ __forceinline__ wg_wb wg_wb_start(const wg_elem *weight, const
   const unsigned first_col = threadIdx.x % WG_GROUP * WG_VEC;
   wg_wb r = {weight ? weight + first_col : nullptr, bias ? bias + first_col : nullptr};
 #if WG_WB_STAGED
-  const unsigned room = wg_dynamic_shared() / (unsigned)sizeof(wg_elem);
+  const unsigned given = wg_dynamic_shared();
+  const unsigned room = given > WG_WB_AT ? (given - WG_WB_AT) / (unsigned)sizeof(wg_elem) : 0u;
   const unsigned bias_at = weight ? cols : 0u;
   if (weight && room >= cols) r.w = wg_wb_copy(weight, 0u, cols);
   if (bias && room >= bias_at && room - bias_at >= cols) r.b = wg_wb_copy(bias, bias_at, cols);

@@ -81,18 +81,21 @@ START_TEST(shapes_hold_their_rows) {
       SHAPE_CHECK(s[1] >= 1 && s[1] <= 8);
       SHAPE_CHECK(s[0] <= 32 ? s[3] == 256 && s[3] % s[0] == 0 : s[3] == s[0] && s[2] == 1);
       SHAPE_CHECK(s[1] * s[2] <= 8);
-      /* Rows staged in shared memory: softmax and log_softmax in blocks
-       * of 512 or more, sm_90 on, at most 64 KiB. */
-      SHAPE_CHECK(!s[4] || (softmax && arch >= 90 && s[0] >= 512));
+      /* Rows staged in shared memory, sm_90 on, at most 64 KiB: softmax
+       * and log_softmax in blocks of 512 or more, the norms of f16 and
+       * bf16 in blocks of 1024. */
+      const bool narrow = type == WG_F16 || type == WG_BF16;
+      SHAPE_CHECK(!s[4] || (arch >= 90 && s[0] >= 512));
+      SHAPE_CHECK(!s[4] || softmax || (s[0] == 1024 && narrow));
       SHAPE_CHECK(s[4] * s[0] * s[1] * 16u <= 64u * 1024u);
-      SHAPE_CHECK(!(softmax && arch >= 90 && s[0] == 1024 && s[0] * s[1] * 16u <= 64u * 1024u) ||
+      SHAPE_CHECK(!((softmax || narrow) && arch >= 90 && s[0] == 1024 &&
+                    s[0] * s[1] * 16u <= 64u * 1024u) ||
                   s[4] == 1);
       /* Weight and bias staged: the norms' blocks that hold rows of 8192
        * or more and loop over rows (every type but f32). */
       const bool wb = holds >= 8192 && s[0] > 32 && type != WG_F32 &&
                       (prims[p] == WG_RMSNORM_ROWS || prims[p] == WG_LAYERNORM_ROWS);
       SHAPE_CHECK(s[5] == (unsigned)wb);
-      SHAPE_CHECK(!(s[4] && s[5]));
     }
   }
 }

@@ -19,12 +19,12 @@ done
 prims=(softmax-rows log-softmax-rows layernorm-rows rmsnorm-rows)
 types=(f16 bf16 f32 f64)
 # cols= of each spec: short-row groups (1, 2, 4, 8 lanes), a warp, a block
-# of 64 (f32: 1025..2048; f16/bf16: 513..1024; f64: 257..512), any (0).
+# of 64 (f32: 513..1024; f16/bf16: 1025..2048; f64: 257..512), any (0).
 fails=0 runs=0
 for pi in 0 1 2 3; do
   for ti in 0 1 2 3; do
     t=${types[$ti]}
-    case $t in f64) blk=512 ;; f32) blk=2048 ;; *) blk=1024 ;; esac
+    case $t in f64) blk=512 ;; f32) blk=1024 ;; *) blk=2048 ;; esac
     for sc in 4 16 64 128 $blk 0; do
       spec="${prims[$pi]} $t cols=$sc"
       [[ "$spec" == *${ROWNORM_FILTER:-}* ]] || continue
