@@ -114,6 +114,11 @@ START_TEST(staged_weight_room) {
   ck_assert_uint_eq(wg_rownorm_wb_shared_bytes(&h200, 2, 65536, true, true), 65536);
   ck_assert_uint_eq(wg_rownorm_wb_shared_bytes(&h200, 4, 32768, true, true), 32768);
   ck_assert_uint_eq(wg_rownorm_wb_shared_bytes(&h200, 4, 16384, true, true), 32768);
+  /* After a staged row of 64 KiB (f16 and bf16 rows of 32768, a block an
+   * SM: the row counts as static room): weight and bias both still fit. */
+  const wg_rownorm_room staged = {233472, 1024, 232448, 256 + 65536};
+  ck_assert_uint_eq(wg_rownorm_wb_shared_bytes(&staged, 1, 65536, true, true), 131072);
+  ck_assert_uint_eq(wg_rownorm_wb_shared_bytes(&staged, 1, 40000, true, true), 80000);
   /* No room for weight: none for bias either (it would sit after weight). */
   ck_assert_uint_eq(wg_rownorm_wb_shared_bytes(&h200, 2, 131072, true, true), 0);
   ck_assert_uint_eq(wg_rownorm_wb_shared_bytes(&h200, 8, 32768, true, false), 0);
