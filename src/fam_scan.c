@@ -119,10 +119,10 @@ static bool multi_window(const wg_spec *s) { return !s->deterministic || exact_o
  * sleep is 2 us, not CUB's 1: f32 at 2^28 3135 -> 3203 GB/s, f64
  * deterministic 3227 -> 3306 (1.00x CUB), 2^22 to 2^26 the same or faster
  * (docs/scan-design.md, "The first sleep"); 3 and 4 us were faster still
- * at 2^28 (3264-3283) but were not run through the GPU checks. 8-byte accumulators' statuses are pairs
- * of words: a look-back that folds whole windows polls 32 (one a lane:
- * f64 with deterministic=0 3485 GB/s, 1.06x CUB, against 3204 polling
- * 64), one that must find an inclusive prefix inside its window polls 64
+ * at 2^28 (3264-3283) but were not run through the GPU checks. 8-byte
+ * accumulators' statuses are pairs of words: a look-back that folds
+ * whole windows polls 32 (one a lane: f64 with deterministic=0 3485 GB/s,
+ * 1.06x CUB, against 3204 polling 64), one that must find an inclusive prefix inside its window polls 64
  * (two a lane: 3221 GB/s, 0.98x; with 32 it waits twice as often, 0.47x).
  * Rows run mode 0 only (rows that take tiles run the whole-array kernel,
  * scan_run): only the block and the blocks an SM count there. Two blocks
