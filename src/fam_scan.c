@@ -122,8 +122,9 @@ static bool multi_window(const wg_spec *s) { return !s->deterministic || exact_o
  * at 2^28 (3264-3283) but were not run through the GPU checks. 8-byte
  * accumulators' statuses are pairs of words: a look-back that folds
  * whole windows polls 32 (one a lane: f64 with deterministic=0 3485 GB/s,
- * 1.06x CUB, against 3204 polling 64), one that must find an inclusive prefix inside its window polls 64
- * (two a lane: 3221 GB/s, 0.98x; with 32 it waits twice as often, 0.47x).
+ * 1.06x CUB, against 3204 polling 64), one that must find an inclusive
+ * prefix inside its window polls 64 (two a lane: 3221 GB/s, 0.98x; with
+ * 32 it waits twice as often, 0.47x).
  * Rows run mode 0 only (rows that take tiles run the whole-array kernel,
  * scan_run): only the block and the blocks an SM count there. Two blocks
  * an SM, not three: ptxas then keeps more loads in flight a warp (95
