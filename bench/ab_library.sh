@@ -30,8 +30,12 @@ if [ "${1:-}" = --prepare ]; then
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
   git archive "$rev" | tar -x -C "$tmp" || exit 1
-  (cd "$tmp" && meson setup build >/dev/null && ninja -C build warpgen >/dev/null) || exit 1
-  cp "$tmp/build/libwarpgen.so.0" "$tmp/build/warpgen" "$bin/old/" || exit 1
+  # The shared library by its real name (its soname links come with a
+  # whole build); the CLI links the library in statically.
+  (cd "$tmp" && meson setup build >/dev/null &&
+    ninja -C build warpgen libwarpgen.so.0.1.0 >/dev/null) || exit 1
+  cp "$tmp/build/libwarpgen.so.0.1.0" "$bin/old/libwarpgen.so.0" || exit 1
+  cp "$tmp/build/warpgen" "$bin/old/" || exit 1
   if [ -n "$specs" ]; then
     cache=$tmp/cache
     mkdir -p "$cache"
