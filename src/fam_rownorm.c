@@ -121,10 +121,14 @@ static uint64_t pow2_at_least(uint64_t x) {
  * arithmetic takes registers in pairs, and 16 spilled). */
 static unsigned max_chunks(wg_type type) { return wg_types[type].size == 4 ? 8u : 4u; }
 
-/* Bytes of shared memory a staged row takes: what the shape holds. */
-static size_t staged_bytes(rownorm_shape s) {
-  return s.staged ? (size_t)s.group * s.chunks * 16u : 0;
+/* What a shape holds of a row: bytes, and elements of `type`. */
+static size_t held_bytes(rownorm_shape s) { return (size_t)s.group * s.chunks * 16u; }
+static unsigned held_elements(rownorm_shape s, wg_type type) {
+  return s.group * s.chunks * (16u / (unsigned)wg_types[type].size);
 }
+
+/* Bytes of shared memory a staged row takes: what the shape holds. */
+static size_t staged_bytes(rownorm_shape s) { return s.staged ? held_bytes(s) : 0; }
 
 /* Blocks an SM keeps: what __launch_bounds__ asks for, the type's threads
  * an SM (tuning_of: 512 leaves a thread up to 128 registers, for a lane
@@ -160,9 +164,9 @@ static rownorm_shape staging(rownorm_shape s, wg_primitive primitive, wg_type ty
   const bool narrow = wg_types[type].size == 2; /* f16, bf16 */
   s.staged = arch >= WG_STAGED_ARCH && (!norm || (s.group == 1024 && looping && narrow)) &&
              s.group >= WG_STAGED_GROUP && blocks_per_sm(type, s) == 1 &&
-             (size_t)s.group * s.chunks * 16u <= WG_STAGED_MOST;
-  const unsigned holds = s.group * s.chunks * (16u / (unsigned)wg_types[type].size);
-  s.wb_staged = arch >= WG_WB_STAGED_ARCH && holds >= WG_WB_STAGED_LEAST && looping && norm;
+             held_bytes(s) <= WG_STAGED_MOST;
+  s.wb_staged = arch >= WG_WB_STAGED_ARCH && held_elements(s, type) >= WG_WB_STAGED_LEAST &&
+                looping && norm;
   return s;
 }
 
@@ -199,8 +203,7 @@ static rownorm_shape shape_for(wg_primitive primitive, wg_type type, int64_t col
 static int64_t spec_cols(wg_type type, uint64_t cols) {
   const uint64_t vec = 16u / wg_types[type].size;
   if (cols == 0 || cols > 1024ull * max_chunks(type) * vec) return 0;
-  const rownorm_shape s = shape_for(WG_SOFTMAX_ROWS, type, (int64_t)cols, 0);
-  return (int64_t)((uint64_t)s.group * s.chunks * vec);
+  return held_elements(shape_for(WG_SOFTMAX_ROWS, type, (int64_t)cols, 0), type);
 }
 
 /* --- the descriptor -------------------------------------------------------- */
@@ -236,7 +239,6 @@ static int rownorm_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
     return wg_fail(ctx, WG_ESPEC, "'%s' is not a fused row kernel",
                    wg_primitives[c->primitive].name);
   const rownorm_shape shape = shape_for(c->primitive, c->type, c->cols, c->arch);
-  const unsigned vec = 16u / wg_types[c->type].size;
   char spec_text[256], kernel[128], block[16], group[16], chunks[16], rpr[16], min_blocks[16],
       summary[400];
   wg_spec_format(spec_text, sizeof spec_text, c);
@@ -246,7 +248,7 @@ static int rownorm_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
   snprintf(chunks, sizeof chunks, "%u", shape.chunks);
   snprintf(rpr, sizeof rpr, "%u", shape.rows_per_round);
   snprintf(min_blocks, sizeof min_blocks, "%u", blocks_per_sm(c->type, shape));
-  const unsigned holds = shape.group * shape.chunks * vec;
+  const unsigned holds = held_elements(shape, c->type);
   if (shape.group <= 32)
     snprintf(summary, sizeof summary,
              "The shape for rows of up to %u\n * elements: %u lane%s a row, %u 16-byte "
@@ -378,8 +380,7 @@ static int rownorm_run(wg_context *ctx, const wg_spec *spec, const rownorm_args 
   if (grid > resident && (shape.staged || !tuning_of(type).full_grid)) grid = resident;
   if (grid > WG_MAX_GRID) grid = WG_MAX_GRID;
   size_t shared = staged_bytes(shape);
-  const uint64_t holds = (uint64_t)shape.group * shape.chunks * (16u / size);
-  if (shape.wb_staged && a->cols <= holds) { /* after the staged row, if any */
+  if (shape.wb_staged && a->cols <= held_elements(shape, type)) { /* after the staged row, if any */
     const uint64_t sms = ctx->device->info.sm_count ? ctx->device->info.sm_count : 1;
     const uint64_t keeps = resident / sms > blocks_per_sm(type, shape) ? resident / sms
                                                                       : blocks_per_sm(type, shape);
