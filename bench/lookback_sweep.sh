@@ -13,9 +13,11 @@
 #          (here) scan_peers linked with BUILD's library, and a template
 #          folder a variant: FIRST and POLL in ns, K the statuses a lane
 #          for 4-byte accumulators (8-byte ones keep the library's)
-#        bench/lookback_sweep.sh BINDIR [LOG2N]   (on the GPU machine)
+#        bench/lookback_sweep.sh BINDIR [LOG2N] [--rows]   (on the GPU machine)
 #   prints, per run, the variant and warpgen's GB/s (deterministic=0 and
-#   =1 for f32, i32, f64); the whole log of each run goes to $OUT.
+#   =1 for f32, i32, f64; with --rows the row scans too, whose rows of a
+#   tile or more run the same look-back); the whole log of each run goes
+#   to $OUT.
 set -u
 if [ "${1:-}" = --prepare ]; then
   build=${2:?usage: bench/lookback_sweep.sh --prepare BUILD BINDIR FIRST:POLL:K ...}
@@ -42,8 +44,10 @@ lookback.cuh no longer has the lines this script rewrites" >&2; exit 1; }
   ls "$bin"
   exit 0
 fi
-bin=$(cd "${1:?usage: bench/lookback_sweep.sh BINDIR [LOG2N]}" && pwd)
+bin=$(cd "${1:?usage: bench/lookback_sweep.sh BINDIR [LOG2N] [--rows]}" && pwd)
 log2n=${2:-28}
+rows=--no-rows
+[ "${3:-}" = --rows ] && rows=
 out=${OUT:-gpu-logs}
 mkdir -p "$out"
 export WARPGEN_CACHE_DIR=${WARPGEN_CACHE_DIR:-/tmp/warpgen-lookback-cache}
@@ -53,9 +57,10 @@ for round in 1 2; do
   for v in "${variants[@]}"; do
     tpl=; [ "$v" != built-in ] && tpl=$bin/$v
     log="$out/lookback-$v-$round.log"
-    WARPGEN_TEMPLATE_DIR=$tpl timeout 120 "$bin/scan_peers" --log2n "$log2n" --no-rows >"$log" 2>&1
+    WARPGEN_TEMPLATE_DIR=$tpl timeout 240 "$bin/scan_peers" --log2n "$log2n" $rows >"$log" 2>&1
     echo "$v run $round (exit $?): $(grep -E 'warpgen deterministic|WRONG' "$log" |
-      sed -E 's/^ *scan ([a-z0-9]+) .*deterministic=([01]).* ([0-9.]+ GB\/s).*/\1 det=\2 \3/' |
+      sed -E -e 's/^ *scan ([a-z0-9]+) .*deterministic=([01]).* ([0-9.]+ GB\/s).*/\1 det=\2 \3/' \
+        -e 's/^ *scan-rows f32 ([0-9x]+) .*deterministic=([01]).* ([0-9.]+ GB\/s).*/rows \1 det=\2 \3/' |
       tr '\n' ';')"
   done
 done

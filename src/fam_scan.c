@@ -116,10 +116,11 @@ static bool multi_window(const wg_spec *s) { return !s->deterministic || exact_o
  * bytes; and, in grids of many tiles, a sleep before the first poll and
  * 400 ns between polls, as CUB's tuning for sm_90 does (with its 1 us
  * first sleep f32 went from 1864 to 3117 GB/s, 1.02x CUB). The first
- * sleep is 2 us, not CUB's 1: f32 at 2^28 3135 -> 3203 GB/s, f64
- * deterministic 3227 -> 3306 (1.00x CUB), 2^22 to 2^26 the same or faster
- * (docs/scan-design.md, "The first sleep"); 3 and 4 us were faster still
- * at 2^28 (3264-3283) but were not run through the GPU checks. 8-byte
+ * sleep is 3 us, not CUB's 1: in one lease (2026-12-04, docs/scan-design.md,
+ * "The first sleep") f32 at 2^28 went from 3097-3141 GB/s (1 us) and
+ * 3177-3187 (2 us) to 3285-3286 (1.08x CUB), f64 deterministic 3178-3189
+ * and 3260-3275 to 3293-3298, rows of 65536 (the same kernel) 3407-3485
+ * and 3484-3503 to 3534-3590; 4 us measured the same as 3 or lower. 8-byte
  * accumulators' statuses are pairs of words: a look-back that folds
  * whole windows polls 32 (one a lane: f64 with deterministic=0 3485 GB/s,
  * 1.06x CUB, against 3204 polling 64), one that must find an inclusive
@@ -141,7 +142,7 @@ static tile_shape tile_shape_for(const wg_spec *s) {
   /* With 4 a lane, 8-byte accumulators' pairs of words spilled past 48
    * registers (docs/scan-design.md). */
   const int k = acc_bytes(s) <= 4 ? 4 : multi_window(s) ? 1 : 2;
-  return (tile_shape){WG_SCAN_BLOCK, 8, 5, {k, 2000, 400, 0}};
+  return (tile_shape){WG_SCAN_BLOCK, 8, 5, {k, 3000, 400, 0}};
 }
 
 /* Elements a tile of modes 1 and 2. */
