@@ -2,7 +2,11 @@
 whole arrays of 2^28 f32, i32 and f64, and f32 rows of 32 to 65536 columns
 (2^26 elements each), dim = the last axis. Prints GB/s (read + write) and
 the fraction of the copy ceiling (y.copy_(x) of the same bytes, measured in
-the same run), with CUDA events: three warm-up calls, the median of 15.
+the same run), with CUDA events: three warm-up calls, then the median of
+15 batches of 8 calls queued back to back, a call's time the batch's over
+8 (a single call between two events counted the host's 10 µs of Python
+and launch before the kernel: rows of 2^26 f32 at 0.80-0.85 of copy
+where the C benchmark, bench/scan_peers.cu, measured 0.85-0.91).
 
 torch.cumsum of int32 writes int64 (PyTorch promotes); it is timed as
 PyTorch users call it, and its bytes counted as what it moves (4 read + 8
@@ -20,7 +24,7 @@ import torch
 import warpgen
 
 
-def median_us(call):
+def median_us(call, batch=8):
     for _ in range(3):
         call()
     torch.cuda.synchronize()
@@ -28,10 +32,11 @@ def median_us(call):
     for _ in range(15):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
-        call()
+        for _ in range(batch):
+            call()
         b.record()
         b.synchronize()
-        times.append(a.elapsed_time(b) * 1000)
+        times.append(a.elapsed_time(b) * 1000 / batch)
     return statistics.median(times)
 
 
