@@ -195,10 +195,13 @@ END_TEST
 /* 12000 (f64) and 65536 are past what a block's registers hold: streamed
  * rows of a length a benchmark runs, beside 2^20. 20000 is a partial row
  * of the blocks of 1024 (f16 and bf16 norms: the staged row, weight and
- * bias after it) and of f32's 32768 kernel. */
+ * bias after it) and of f32's kernel for 20480 (1024 threads of 5
+ * vectors). */
 static const uint64_t gpu_cols[] = {1,     2,     31,    33,    1000,  1024,
                                     4096,  12000, 20000, 32768, 65536, 1u << 20};
-static const uint64_t quick_cols[] = {1, 33, 1000, 5000, 8192}; /* 8192: staged weights */
+/* 8192: staged weights; 20000: the 16-bit norms' staged row with weight
+ * and bias after it, f32's blocks of 1024 at 5 vectors a lane. */
+static const uint64_t quick_cols[] = {1, 33, 1000, 5000, 8192, 20000};
 
 static bool quick(void) {
   const char *q = getenv("WARPGEN_ROWNORM_QUICK");
