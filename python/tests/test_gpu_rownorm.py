@@ -231,10 +231,48 @@ def test_empty(torch):
     assert warpgen.layer_norm(x).shape == (4, 0)
 
 
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_softmax_any_dim(torch, op):
+    """Every dim of a 3-d tensor, negative ones too, as torch gives it: a
+    dim that is not the last is moved last by one copy and back."""
+    x = make(torch, "f32", (5, 6, 7), ("dims", op))
+    x[1, 2, 3] = float("nan")
+    x[2, :, 4] = float("-inf")
+    fn = getattr(warpgen, op)
+    theirs = getattr(torch, op)
+    for dim in (0, 1, 2, -1, -2, -3):
+        got = fn(x, dim)
+        want = theirs(x.double(), dim)
+        assert got.shape == x.shape and got.dtype == x.dtype
+        assert_close(torch, got, want, "f32", f"{op} dim={dim}")
+    with pytest.raises(warpgen.ArrayError):
+        fn(x, 3)
+    with pytest.raises(warpgen.ArrayError):
+        fn(x, 1.0)
+    with pytest.raises(warpgen.ArrayError):
+        fn(x, 0, out=torch.empty_like(x))
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_layouts_copied(torch, op):
+    """Layouts whose rows do not fold into one stride (a transpose, a
+    column step, a permuted 3-d tensor) are copied once and computed."""
+    base = make(torch, "f32", (40, 24, 30), ("layouts", op))
+    for x in (base[0].t(), base[:, :, ::2], base.permute(2, 0, 1)):
+        w = make(torch, "f32", (x.shape[-1],), ("lw", op)) \
+            if op in ("layer_norm", "rms_norm") else None
+        b = make(torch, "f32", (x.shape[-1],), ("lb", op)) \
+            if op == "layer_norm" else None
+        got = run(op, x, w, b)
+        assert got.shape == x.shape and got.is_contiguous()
+        # The oracle's bound: weight and bias far from 0 (make's row
+        # centres) scale the f32 rounding of x - mean past assert_close's.
+        oracle_check(torch, op, "f32", x, got, w, b,
+                     rows=x.numel() // x.shape[-1])
+
+
 def test_refused(torch):
     x = torch.ones((4, 8), device="cuda")
-    with pytest.raises(warpgen.ArrayError):
-        warpgen.softmax(x, dim=0)
     with pytest.raises(warpgen.DTypeError):
         warpgen.softmax(torch.ones((4, 8), device="cuda", dtype=torch.int32))
     with pytest.raises(warpgen.ArrayError):
@@ -242,8 +280,8 @@ def test_refused(torch):
     with pytest.raises(warpgen.DTypeError):
         warpgen.layer_norm(x, torch.ones(8, device="cuda",
                                          dtype=torch.float16))
-    with pytest.raises(warpgen.ArrayError):
-        warpgen.softmax(x.t())  # columns are not contiguous
+    with pytest.raises(warpgen.ArrayError):  # out='s rows must fold
+        warpgen.softmax(x, out=torch.empty((8, 4), device="cuda").t())
     with pytest.raises(warpgen.InvalidArgumentError):
         warpgen.layer_norm(x, eps=-1.0)
 

@@ -258,6 +258,27 @@ def is_dense(shape, strides):
     return True
 
 
+def copied_dims_last(x, v, dims, what):
+    """(copy, back) for a torch or CuPy array x (viewed as v): a
+    C-contiguous copy of x with the dimensions in `dims` moved last, in
+    that order (none: a plain copy), made by x's own library on x's stream,
+    and a function that returns an array of the copy's shape with its
+    dimensions put back in x's order (a view). Other arrays: ArrayError,
+    for warpgen cannot copy them."""
+    dims = list(dims)
+    order = [d for d in range(len(v.shape)) if d not in dims] + dims
+    inverse = [order.index(d) for d in range(len(order))]
+    if v.kind == "torch":
+        return x.permute(order).contiguous(), lambda y: y.permute(inverse)
+    if v.kind == "cupy":
+        return (_cupy.ascontiguousarray(_cupy.transpose(x, order)),
+                lambda y: _cupy.transpose(y, inverse))
+    raise ArrayError(f"{what}: a {v.kind} array of shape {tuple(v.shape)} "
+                     f"and strides {v.strides} is not in a layout warpgen "
+                     "reads, and warpgen copies only torch and CuPy arrays: "
+                     "pass it contiguous, with the dimension worked on last")
+
+
 # --- outputs ---------------------------------------------------------------
 
 def device_guard(v):

@@ -14,7 +14,7 @@ import ctypes
 
 from . import _lib
 from ._lib import lib
-from .arrays import check_out, empty_like_kind, view
+from .arrays import check_out, copied_dims_last, empty_like_kind, view
 from .errors import ArrayError, Error
 from .ops import (_TYPE_INDEX, _context_for, _expr_spec, _op_index, _params,
                   _ready, _reduction)
@@ -49,6 +49,14 @@ def normalize_dims(dim, ndim, what="reduce"):
     return tuple(sorted(out))
 
 
+def normalize_dim(dim, ndim, what):
+    """One dim (an int, negative from the end) as a non-negative axis of an
+    ndim-d array: for the calls that work along a single dimension."""
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise ArrayError(f"{what}: dim must be an int, not {dim!r}")
+    return normalize_dims(dim, ndim, what)[0]
+
+
 def _strides_of(v):
     """v's strides in elements (C-contiguous when the library gave none)."""
     if v.strides is not None:
@@ -58,17 +66,6 @@ def _strides_of(v):
         strides.append(step)
         step *= max(size, 1)
     return tuple(reversed(strides))
-
-
-def _reduced_last(x, dims):
-    """A contiguous copy of x with the dims in `dims` moved last, made by
-    x's own library."""
-    kept = [d for d in range(x.ndim) if d not in dims]
-    order = kept + list(dims)
-    if hasattr(x, "permute"):  # torch
-        return x.permute(order).contiguous()
-    import cupy  # the only other array kind that reaches here with strides
-    return cupy.ascontiguousarray(cupy.transpose(x, order))
 
 
 def reduce_dims(x, op, dim, keepdim, exprs, correction, out, context, params):
@@ -130,7 +127,8 @@ def reduce_dims(x, op, dim, keepdim, exprs, correction, out, context, params):
         # The result comes back in the copy's shape (the kept dims) and
         # takes out_shape (keepdim's ones) as a view; a caller's out= gets
         # it by assignment, whatever its strides.
-        moved = [_reduced_last(a, dims) for a in arrays]
+        moved = [copied_dims_last(a, view(a), dims, "reduce")[0]
+                 for a in arrays]
         last = tuple(range(ndim - len(dims), ndim))
         res = reduce_dims(moved if len(moved) > 1 else moved[0], op, last,
                           False, exprs, correction, None, context, params)

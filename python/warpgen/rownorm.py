@@ -3,16 +3,21 @@ layer_norm and rms_norm, as PyTorch computes them (include/warpgen.h,
 wg_softmax_rows and the three after it).
 
 x is a torch, CuPy, CUDA Array Interface or DLPack array of f16, bf16, f32
-or f64 with any number of dimensions; the last is normalised. Its rows
-must each be contiguous and the leading dimensions must fold into one row
-stride (any padding between rows is fine); the output is a new contiguous
-array of x's shape and type (or out=, laid out the same way). weight and
-bias are 1-D arrays of x's type and length cols on x's device. Nothing is
-copied; one C call on x's stream.
+or f64 with any number of dimensions; the last is normalised (softmax and
+log_softmax: dim). Rows that are each contiguous, with leading dimensions
+that fold into one row stride (any padding between rows is fine), are read
+where they are: one C call on x's stream, nothing copied. Any other layout
+of a torch or CuPy array, and softmax over a dim that is not the last, is
+first copied once by x's own library with that dim last (the result of a
+moved dim is a view in x's shape, laid out with dim last); other arrays in
+such layouts are refused. The output is a new contiguous array of x's shape
+and type (or out=, whose rows must be contiguous and fold the same way).
+weight and bias are 1-D arrays of x's type and length cols on x's device.
 """
 
 from ._lib import lib
-from .arrays import empty_like_kind, view
+from .arrays import copied_dims_last, empty_like_kind, view
+from .axis import normalize_dim
 from .errors import ArrayError, DTypeError
 from .ops import _TYPE_INDEX, _context_for, _ready
 
@@ -23,7 +28,8 @@ _FINFO_EPS = {"f16": 2.0 ** -10, "bf16": 2.0 ** -7, "f32": 2.0 ** -23,
 
 
 def _rows(v, what):
-    """(rows, cols, row_stride) of v read as rows of its last dimension."""
+    """(rows, cols, row_stride) of v read as rows of its last dimension;
+    ArrayError when its layout does not fold so (_layout copies instead)."""
     if v.type not in _FLOATS:
         raise DTypeError(f"{what}: f16, bf16, f32 or f64 arrays, not {v.type}")
     if not v.shape:
@@ -94,16 +100,38 @@ def _output(ctx, v, out, what):
     return out, o.ptr, stride
 
 
-def _last_dim(dim, ndim, what):
-    if dim not in (-1, ndim - 1):
-        raise ArrayError(f"{what}: warpgen normalises the last dimension "
-                         f"(dim=-1), not dim={dim}; move it last first")
+def _layout(x, v, what):
+    """(x, v, rows, cols, row_stride): x itself when its rows fold into one
+    stride, else (torch, CuPy) a contiguous copy made by its library."""
+    try:
+        return (x, v) + _rows(v, what)
+    except ArrayError:
+        if v.type not in _FLOATS or not v.shape or v.kind not in ("torch",
+                                                                  "cupy"):
+            raise
+    x = copied_dims_last(x, v, (), what)[0]
+    v = view(x)
+    return (x, v) + _rows(v, what)
+
+
+def _softmax(kind, x, dim, out, context):
+    """softmax or log_softmax over dim: a dim that is not the last is moved
+    last by one copy, and the result moved back."""
+    v = view(x)
+    ndim = len(v.shape)
+    axis = normalize_dim(dim, ndim, kind)
+    if ndim > 1 and axis != ndim - 1:
+        if out is not None:
+            raise ArrayError(f"{kind}: out= needs dim to be the last "
+                             f"dimension, not {dim}")
+        moved, back = copied_dims_last(x, v, (axis,), kind)
+        return back(_run(kind, moved, None, None, 0.0, None, context))
+    return _run(kind, x, None, None, 0.0, out, context)
 
 
 def _run(kind, x, weight, bias, eps, out, context):
     what = kind
-    v = view(x)
-    rows, cols, in_stride = _rows(v, what)
+    x, v, rows, cols, in_stride = _layout(x, view(x), what)
     ctx = _context_for(v, context)
     w_ptr = _vector(weight, "weight", v, cols, what)
     b_ptr = _vector(bias, "bias", v, cols, what)
@@ -127,16 +155,16 @@ def _run(kind, x, weight, bias, eps, out, context):
 
 
 def softmax(x, dim=-1, *, out=None, context=None):
-    """torch.softmax(x, dim=-1): exp(x - max) / sum, the max subtracted
-    first; a NaN, a +inf or a row of only -inf makes the row NaN."""
-    _last_dim(dim, len(view(x).shape), "softmax")
-    return _run("softmax", x, None, None, 0.0, out, context)
+    """torch.softmax(x, dim): exp(x - max) / sum along dim, the max
+    subtracted first; a NaN, a +inf or a row of only -inf makes the row
+    NaN. A dim that is not the last costs one copy (module docstring)."""
+    return _softmax("softmax", x, dim, out, context)
 
 
 def log_softmax(x, dim=-1, *, out=None, context=None):
-    """torch.log_softmax(x, dim=-1): x - max - log(sum(exp(x - max)))."""
-    _last_dim(dim, len(view(x).shape), "log_softmax")
-    return _run("log_softmax", x, None, None, 0.0, out, context)
+    """torch.log_softmax(x, dim): x - max - log(sum(exp(x - max))) along
+    dim, as softmax."""
+    return _softmax("log_softmax", x, dim, out, context)
 
 
 def layer_norm(x, weight=None, bias=None, eps=1e-5, *, out=None,

@@ -15,46 +15,12 @@ import ctypes
 
 from . import _lib, expressions
 from ._lib import lib
-from .arrays import check_out, empty_like_kind, view
+from .arrays import check_out, copied_dims_last, empty_like_kind, view
+from .axis import normalize_dim
 from .errors import ArrayError, SpecError
 from .ops import _context_for, _op_index, _ready
 
 SCAN_OPERATORS = ("sum", "prod", "min", "max", "and", "or", "xor")
-
-
-def _axis(dim, ndim):
-    if not isinstance(dim, int):
-        raise ArrayError(f"scan: dim must be an int, not {dim!r}")
-    nd = max(ndim, 1)
-    if not -nd <= dim < nd:
-        raise ArrayError(f"scan: dim {dim} is out of range for {ndim} "
-                         "dimension(s)")
-    return dim % nd
-
-
-def _moved_last(x, v, axis):
-    """x with `axis` moved last, as a contiguous copy, and a function that
-    moves a result back."""
-    if v.kind == "torch":
-        return (x.movedim(axis, -1).contiguous(),
-                lambda y: y.movedim(-1, axis))
-    if v.kind == "cupy":
-        import cupy
-        return (cupy.ascontiguousarray(cupy.moveaxis(x, axis, -1)),
-                lambda y: cupy.moveaxis(y, -1, axis))
-    raise ArrayError(f"scan: dim {axis} is not the last axis of a "
-                     f"{len(v.shape)}-d array; warpgen moves axes of torch "
-                     "and CuPy arrays only: pass the array with that axis "
-                     "last and contiguous")
-
-
-def _contiguous(x, v):
-    """A C-contiguous copy of a torch or CuPy array (negative strides
-    included)."""
-    if v.kind == "torch":
-        return x.contiguous()
-    import cupy
-    return cupy.ascontiguousarray(x)
 
 
 def _rows_of(v):
@@ -102,11 +68,11 @@ def scan(x, op="sum", dim=-1, exclusive=False, *, deterministic=True, map=None,
     allocated like x when out is None."""
     v = view(x)
     ndim = len(v.shape)
-    axis = _axis(dim, ndim)
+    axis = normalize_dim(dim, ndim, "scan")
     if ndim > 1 and axis != ndim - 1:
         if out is not None:
             raise ArrayError("scan: out= needs dim to be the last axis")
-        moved, back = _moved_last(x, v, axis)
+        moved, back = copied_dims_last(x, v, (axis,), "scan")
         return back(scan(moved, op, -1, exclusive, deterministic=deterministic,
                          map=map, combine=combine, identity=identity,
                          context=context))
@@ -127,7 +93,7 @@ def scan(x, op="sum", dim=-1, exclusive=False, *, deterministic=True, map=None,
                              "do not make rows; pass a contiguous array")
         if out is not None:
             raise ArrayError("scan: out= needs rows that are contiguous")
-        x = _contiguous(x, v)
+        x = copied_dims_last(x, v, (), "scan")[0]
         v = view(x)
         layout = _rows_of(v)
     if not rows_wise and v.strides is not None and v.size > 1 and \
@@ -135,7 +101,7 @@ def scan(x, op="sum", dim=-1, exclusive=False, *, deterministic=True, map=None,
         if v.kind not in ("torch", "cupy") or out is not None:
             raise ArrayError(f"scan: a 1-D array of stride {v.strides[0]}; "
                              "pass a contiguous array")
-        x = _contiguous(x, v)
+        x = copied_dims_last(x, v, (), "scan")[0]
         v = view(x)
     primitive = ("exscan" if exclusive else "scan") + \
         ("-rows" if rows_wise else "-array")
