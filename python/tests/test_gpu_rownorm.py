@@ -296,3 +296,14 @@ def test_cupy(cupy):
     got = cupy.asnumpy(warpgen.rms_norm(x, None, 1e-6))
     want = a / np.sqrt((a * a).mean(-1, keepdims=True) + 1e-6)
     assert np.allclose(got, want, rtol=2e-5, atol=1e-6)
+    # Negative strides (copied once) and a softmax over dim 0 (moved last).
+    r = x[::-1, ::-1]
+    got = cupy.asnumpy(warpgen.softmax(r))
+    ar = a[::-1, ::-1]
+    e = np.exp(ar - ar.max(-1, keepdims=True))
+    assert np.allclose(got, e / e.sum(-1, keepdims=True), rtol=2e-5, atol=1e-7)
+    got = cupy.asnumpy(warpgen.log_softmax(x, 0))
+    m = a.max(0, keepdims=True)
+    want = a - m - np.log(np.exp(a - m).sum(0, keepdims=True))
+    assert got.shape == a.shape
+    assert np.allclose(got, want, rtol=2e-5, atol=1e-5)
