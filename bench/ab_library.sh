@@ -15,9 +15,9 @@
 #          machine compiles nothing when its NVRTC is the same file.
 #        bench/ab_library.sh BINDIR ROUNDS BENCH.py [ARGS...]   (GPU)
 #          runs `python3 BENCH.py ARGS` ROUNDS times a library, old then
-#          new, into $OUT/ab-{old,new}-N.txt, and prints, for every line
-#          of rownorm_peers.py's form (type cols op ... ceil x_torch), the
-#          fraction of the copy ceiling of each run: "old a b -> new c d".
+#          new, into $OUT/ab-{old,new}-N.txt, and prints the fraction of
+#          the copy ceiling of each run (bench/ab_variants.sh, which also
+#          compares several patched builds of HEAD).
 set -u
 if [ "${1:-}" = --prepare ]; then
   build=${2:?usage: bench/ab_library.sh --prepare BUILD BINDIR REV [SPECS]}
@@ -49,47 +49,5 @@ if [ "${1:-}" = --prepare ]; then
   ls -la "$bin" "$bin/old" "$bin/new"
   exit 0
 fi
-bin=$(cd "${1:?usage: bench/ab_library.sh BINDIR ROUNDS BENCH.py [ARGS...]}" && pwd)
-rounds=${2:?usage: bench/ab_library.sh BINDIR ROUNDS BENCH.py [ARGS...]}
-shift 2
-[ $# -gt 0 ] || { echo "ab_library: name the benchmark" >&2; exit 2; }
-out=${OUT:-gpu-logs}
-mkdir -p "$out"
-export WARPGEN_CACHE_DIR=${WARPGEN_CACHE_DIR:-/tmp/warpgen-ab-cache} WARPGEN_TEMPLATE_DIR=
-mkdir -p "$WARPGEN_CACHE_DIR"
-[ -f "$bin/ab-cache.tgz" ] && tar xzf "$bin/ab-cache.tgz" -C "$WARPGEN_CACHE_DIR"
-export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
-for ((n = 1; n <= rounds; n++)); do
-  for v in old new; do
-    WARPGEN_LIBRARY=$bin/$v/libwarpgen.so.0 python3 "$@" >"$out/ab-$v-$n.txt" 2>&1 ||
-      echo "ab_library: $v run $n exited $? (see $out/ab-$v-$n.txt)"
-  done
-done
-python3 - "$out" "$rounds" <<'EOF'
-import sys
-out, rounds = sys.argv[1], int(sys.argv[2])
-seen, runs = [], {}
-for v in ("old", "new"):
-    for n in range(1, rounds + 1):
-        try:
-            lines = open("%s/ab-%s-%d.txt" % (out, v, n)).read().splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            f = line.split()
-            if len(f) < 6 or not f[1].isdigit():
-                continue
-            try:
-                ceil = float(f[-2])
-            except ValueError:
-                continue
-            key = " ".join(f[:3])
-            if key not in runs:
-                seen.append(key)
-                runs[key] = {"old": [], "new": []}
-            runs[key][v].append(ceil)
-for key in seen:
-    r = runs[key]
-    print("%-28s old %s -> new %s" % (key, " ".join("%.3f" % x for x in r["old"]),
-                                       " ".join("%.3f" % x for x in r["new"])))
-EOF
+# The runs and the table: bench/ab_variants.sh, whose layout --prepare made.
+exec "$(dirname "$0")/ab_variants.sh" "$@"

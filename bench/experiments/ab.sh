@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# ab.sh - the waiting experiments (README.md here), in sets that share a
+# benchmark: one command prepares them all here, one runs them on the GPU.
+#
+# usage: bash bench/experiments/ab.sh --prepare DIR [SET...]   (here, from the repository root)
+#          builds each set's variants (bench/ab_variants.sh --prepare)
+#          into DIR/SET, with the set's kernels compiled for sm_90
+#        OUT=$OUT bash bench/experiments/ab.sh DIR [SET...]    (GPU, carry DIR)
+#          runs each set's benchmark on its variants, two rounds, and
+#          prints the tables; each set's logs go to $OUT/SET.tgz (the
+#          device tool returns at most 8 files)
+# No SET: all of them. A set is a line of the table below: its name, its
+# patches, the row lengths whose kernels to compile ahead, the benchmark.
+set -u
+sets() {
+  cat <<'EOF'
+rownorm-f32|rownorm-held-no-l1|1024 4096 16384 32768|bench/rownorm_peers.py --types f32 --cols 1024,4096,16384,32768 --reps 10
+rownorm-16bit|rownorm-16bit-hold-raw rownorm-16bit-hold-raw-1024 rownorm-16bit-exp2|32 128 1024 4096 16384|bench/rownorm_peers.py --types bf16,f16 --cols 32,128,1024,4096,16384 --reps 10
+scan|scan-bulk-tile||bench/scan_peers.py --log2n 28
+EOF
+}
+here=$(cd "$(dirname "$0")" && pwd)
+prepare=0
+if [ "${1:-}" = --prepare ]; then prepare=1; shift; fi
+dir=${1:?usage: bench/experiments/ab.sh [--prepare] DIR [SET...]}
+shift
+wanted=" $* "
+found=0
+while IFS='|' read -r name patches cols bench; do
+  [ $# -eq 0 ] || [[ "$wanted" == *" $name "* ]] || continue
+  found=$((found + 1))
+  if [ $prepare = 1 ]; then
+    args=()
+    if [ -n "$cols" ]; then
+      [ -x build/tests/test_rownorm ] || { echo "ab.sh: no build/tests/test_rownorm (run tools/run.sh)" >&2; exit 1; }
+      # shellcheck disable=SC2086
+      build/tests/test_rownorm --specs-for $cols >"$dir.$name.specs" || exit 1
+      args=(--specs "$dir.$name.specs")
+    fi
+    files=()
+    for p in $patches; do files+=("$here/$p.patch"); done
+    bash "$here/../ab_variants.sh" --prepare "$dir/$name" "${args[@]}" "${files[@]}" || exit 1
+    rm -f "$dir.$name.specs"
+  else
+    echo "== $name: $bench"
+    out=${OUT:-gpu-logs}
+    mkdir -p "$out/$name"
+    # shellcheck disable=SC2086
+    OUT=$out/$name bash "$here/../ab_variants.sh" "$dir/$name" 2 $bench
+    tar czf "$out/$name.tgz" -C "$out" "$name" && rm -rf "${out:?}/$name"
+  fi
+done < <(sets)
+[ $found -gt 0 ] || { echo "ab.sh: no set named$wanted" >&2; exit 2; }
