@@ -10,13 +10,14 @@
 #          prints the tables; each set's logs go to $OUT/SET.tgz (the
 #          device tool returns at most 8 files)
 # No SET: all of them. A set is a line of the table below: its name, its
-# patches, the row lengths whose kernels to compile ahead, the benchmark.
+# patches, a command that prints the specs to compile ahead (the
+# benchmark's kernels; others compile on the GPU machine), the benchmark.
 set -u
 sets() {
   cat <<'EOF'
-rownorm-f32|rownorm-held-no-l1|1024 4096 16384 32768|bench/rownorm_peers.py --types f32 --cols 1024,4096,16384,32768 --reps 10
-rownorm-16bit|rownorm-16bit-hold-raw rownorm-16bit-hold-raw-1024 rownorm-16bit-exp2|32 128 1024 4096 16384|bench/rownorm_peers.py --types bf16,f16 --cols 32,128,1024,4096,16384 --reps 10
-scan|scan-bulk-tile||bench/scan_peers.py --log2n 28
+rownorm-f32|rownorm-held-no-l1|build/tests/test_rownorm --specs-for 1024 4096 16384 32768|bench/rownorm_peers.py --types f32 --cols 1024,4096,16384,32768 --reps 10
+rownorm-16bit|rownorm-16bit-hold-raw rownorm-16bit-hold-raw-1024 rownorm-16bit-exp2|build/tests/test_rownorm --specs-for 32 128 1024 4096 16384|bench/rownorm_peers.py --types bf16,f16 --cols 32,128,1024,4096,16384 --reps 10
+scan|scan-bulk-tile scan-read-ahead scan-read-ahead-sleep1|for t in f32 i32 f64; do echo "scan-array $t sum"; echo "scan-array $t sum deterministic=0"; done|bench/scan_peers.py --log2n 28
 EOF
 }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,17 +27,13 @@ dir=${1:?usage: bench/experiments/ab.sh [--prepare] DIR [SET...]}
 shift
 wanted=" $* "
 found=0
-while IFS='|' read -r name patches cols bench; do
+while IFS='|' read -r name patches specs bench; do
   [ $# -eq 0 ] || [[ "$wanted" == *" $name "* ]] || continue
   found=$((found + 1))
   if [ $prepare = 1 ]; then
-    args=()
-    if [ -n "$cols" ]; then
-      [ -x build/tests/test_rownorm ] || { echo "ab.sh: no build/tests/test_rownorm (run tools/run.sh)" >&2; exit 1; }
-      # shellcheck disable=SC2086
-      build/tests/test_rownorm --specs-for $cols >"$dir.$name.specs" || exit 1
-      args=(--specs "$dir.$name.specs")
-    fi
+    [ -d build ] || { echo "ab.sh: no build/ (run tools/run.sh first)" >&2; exit 1; }
+    eval "$specs" >"$dir.$name.specs" || exit 1
+    args=(--specs "$dir.$name.specs")
     files=()
     for p in $patches; do files+=("$here/$p.patch"); done
     bash "$here/../ab_variants.sh" --prepare "$dir/$name" "${args[@]}" "${files[@]}" || exit 1
