@@ -114,3 +114,23 @@ def test_dlpack_host_array_is_refused():
 
     with pytest.raises(warpgen.ArrayError, match="host array"):
         warpgen.reduce(OnlyDLPack())
+
+
+def test_several_inputs_must_agree():
+    """Tuples of inputs: 1 to 4 arrays of one shape on one device, checked
+    before anything compiles or launches (arrays.input_views)."""
+    a, b = FakeCudaArray(shape=(10,)), FakeCudaArray(shape=(11,))
+    calls = [
+        lambda x: warpgen.reduce(x, "sum", map="x * y"),
+        lambda x: warpgen.reduce(x, "sum", dim=0, map="x * y"),
+        lambda x: warpgen.reduce_rows(x, "sum", map="x * y"),
+        lambda x: warpgen.compact(x, "x > y"),
+        lambda x: warpgen.warp_reduce(x, "sum", map="x * y"),
+    ]
+    for call in calls:
+        with pytest.raises(warpgen.ArrayError, match="differ in shape"):
+            call((a, b))
+        with pytest.raises(warpgen.ArrayError, match="1 to 4 input arrays, not 5"):
+            call((a,) * 5)
+        with pytest.raises(warpgen.ArrayError, match="1 to 4 input arrays, not 0"):
+            call(())

@@ -232,6 +232,27 @@ def view(x):
 
 # --- layouts ---------------------------------------------------------------
 
+
+def same_shape_and_device(what, vs):
+    """ArrayError unless every view of vs has the first's shape and device."""
+    v = vs[0]
+    for w in vs[1:]:
+        if w.shape != v.shape or w.device != v.device:
+            raise ArrayError(f"{what}: the inputs differ in shape or device "
+                             f"({v.shape} on {v.device}, {w.shape} on "
+                             f"{w.device})")
+
+
+def input_views(what, x, most=4):
+    """The views of a call's inputs: x one array, or a tuple or list of 1
+    to `most` arrays of one shape on one device."""
+    arrays = tuple(x) if isinstance(x, (tuple, list)) else (x,)
+    if not 1 <= len(arrays) <= most:
+        raise ArrayError(f"{what}: 1 to {most} input arrays, not {len(arrays)}")
+    vs = [view(a) for a in arrays]
+    same_shape_and_device(what, vs)
+    return vs
+
 def is_c_contiguous(shape, strides):
     # An empty array reads nothing, whatever strides its library gave it.
     if strides is None or 0 in shape:

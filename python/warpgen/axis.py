@@ -14,7 +14,7 @@ import ctypes
 
 from . import _lib
 from ._lib import lib
-from .arrays import check_out, copied_dims_last, empty_like_kind, view
+from .arrays import check_out, copied_dims_last, empty_like_kind, input_views, view
 from .errors import ArrayError, Error
 from .ops import (_TYPE_INDEX, _context_for, _expr_spec, _op_index, _params,
                   _ready, _reduction)
@@ -70,16 +70,8 @@ def _strides_of(v):
 
 def reduce_dims(x, op, dim, keepdim, exprs, correction, out, context, params):
     """warpgen.reduce with dim= (see ops.reduce)."""
-    arrays = tuple(x) if isinstance(x, (tuple, list)) else (x,)
-    if not 1 <= len(arrays) <= 4:
-        raise ArrayError(f"reduce: 1 to 4 input arrays, not {len(arrays)}")
-    vs = [view(a) for a in arrays]
+    vs = input_views("reduce", x)
     v = vs[0]
-    for other in vs[1:]:
-        if other.shape != v.shape or other.device != v.device:
-            raise ArrayError("reduce: the inputs differ in shape or device "
-                             f"({v.shape} on {v.device}, {other.shape} on "
-                             f"{other.device})")
     ndim = len(v.shape)
     dims = normalize_dims(dim, ndim)
     shape = tuple(v.shape) if ndim else (1,)

@@ -10,7 +10,7 @@ import ctypes
 
 from . import _lib, expressions
 from ._lib import lib
-from .arrays import empty_like_kind, is_c_contiguous, view
+from .arrays import empty_like_kind, input_views, is_c_contiguous
 from .errors import ArrayError
 from .ops import _context_for, _ready
 
@@ -44,15 +44,9 @@ def compact(x, pred=None, *, indices=True, narrow=True, context=None, **params):
     (those past the count are uninitialised) and count is a one-element
     int64 array on the device. Arrays of x's library (torch, CuPy), on x's
     device and stream."""
-    arrays = tuple(x) if isinstance(x, (tuple, list)) else (x,)
-    if not 1 <= len(arrays) <= 4:
-        raise ArrayError(f"compact: 1 to 4 input arrays, not {len(arrays)}")
-    vs = [view(a) for a in arrays]
+    vs = input_views("compact", x)
     v = vs[0]
     for w in vs:
-        if w.shape != v.shape or w.device != v.device:
-            raise ArrayError(f"compact: the inputs differ in shape or device "
-                             f"({v.shape} on {v.device}, {w.shape} on {w.device})")
         if not is_c_contiguous(w.shape, w.strides):
             raise ArrayError("compact: the inputs must be C-contiguous (the order "
                              "of the kept elements is the flat C order); pass "

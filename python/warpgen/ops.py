@@ -10,8 +10,8 @@ import struct
 
 from . import _lib, expressions
 from ._lib import lib
-from .arrays import (check_out, device_guard, empty_like_kind,
-                     is_c_contiguous, is_dense, view)
+from .arrays import (check_out, device_guard, empty_like_kind, input_views,
+                     is_c_contiguous, is_dense, same_shape_and_device, view)
 from .context import default_context
 from .errors import ArrayError, DTypeError, SpecError
 
@@ -146,16 +146,8 @@ def _reduce_expr(rows_wise, x, op, exprs, correction, out, context, params):
     one spec (text built by expressions.spec_text) and one
     wg_reduce_spec / wg_reduce_rows_spec call."""
     what = "reduce_rows" if rows_wise else "reduce"
-    arrays = tuple(x) if isinstance(x, (tuple, list)) else (x,)
-    if not 1 <= len(arrays) <= 4:
-        raise ArrayError(f"{what}: 1 to 4 input arrays, not {len(arrays)}")
-    vs = [view(a) for a in arrays]
+    vs = input_views(what, x)
     v = vs[0]
-    for other in vs[1:]:
-        if other.shape != v.shape or other.device != v.device:
-            raise ArrayError(f"{what}: the inputs differ in shape or device "
-                             f"({v.shape} on {v.device}, {other.shape} on "
-                             f"{other.device})")
     ctx = _context_for(v, context)
     primitive = "reduce-rows" if rows_wise else "reduce-array"
     c, out_type, params_c, nparams = _expr_spec(ctx, what, primitive, vs, op,
@@ -351,12 +343,8 @@ def warp(x, spec, *, out=None, context=None, params=None):
 
 
 def _warp(vs, spec, out, context, params=()):
+    same_shape_and_device("warp", vs)
     v = vs[0]
-    for other in vs[1:]:
-        if other.shape != v.shape or other.device != v.device:
-            raise ArrayError(f"warp: the inputs differ in shape or device "
-                             f"({v.shape} on {v.device}, {other.shape} on "
-                             f"{other.device})")
     ctx = _context_for(v, context)
     c = ctx.c_spec(spec)
     if c.primitive >= _FIRST_NON_WARP:
@@ -402,10 +390,7 @@ def _primitive(x, name, op, width, variant, lane, out, context, exprs=(None,) * 
     """warp() with the spec named by fields, for x's own type (x a tuple:
     the inputs x, y, z, w), with expressions and parameters as reduce()
     takes them."""
-    arrays = tuple(x) if isinstance(x, (tuple, list)) else (x,)
-    vs = [view(a) for a in arrays]
-    if not 1 <= len(vs) <= 4:
-        raise ArrayError(f"warp: 1 to 4 input arrays, not {len(vs)}")
+    vs = input_views("warp", x)
     params = params or {}
     if correction is not None and params:
         raise ArrayError("warp: correction= and expression parameters do not "
