@@ -9,15 +9,17 @@
 #          runs each set's benchmark on its variants, two rounds, and
 #          prints the tables; each set's logs go to $OUT/SET.tgz (the
 #          device tool returns at most 8 files)
-# No SET: all of them. A set is a line of the table below: its name, its
-# patches, a command that prints the specs to compile ahead (the
-# benchmark's kernels; others compile on the GPU machine), the benchmark.
+# No SET: all of them. A set is a line of the table below, '@' between
+# its fields: its name, its patches, a command that prints the specs to
+# compile ahead (the benchmark's kernels, of its types only: the folders
+# travel to the GPU machine, 64 MiB at most with the tree; others compile
+# there), the benchmark.
 set -u
 sets() {
   cat <<'EOF'
-rownorm-f32|rownorm-held-no-l1 rownorm-wb-ahead rownorm-wb-l1 rownorm-f32-softmax-4rows|build/tests/test_rownorm --specs-for 32 128 512 1024 4096 16384 32768|bench/rownorm_peers.py --types f32 --cols 32,128,512,1024,4096,16384,32768 --reps 10
-rownorm-16bit|rownorm-16bit-hold-raw rownorm-16bit-hold-raw-1024 rownorm-16bit-exp2|build/tests/test_rownorm --specs-for 32 128 1024 4096 16384 32768|bench/rownorm_peers.py --types bf16,f16 --cols 32,128,1024,4096,16384,32768 --reps 10
-scan|scan-bulk-tile scan-read-ahead scan-read-ahead-512 scan-read-ahead-sleep1 scan-read-ahead-l2hints|for t in f32 i32 f64; do echo "scan-array $t sum"; echo "scan-array $t sum deterministic=0"; done|bench/scan_peers.py --log2n 28
+rownorm-f32@rownorm-held-no-l1 rownorm-wb-ahead rownorm-wb-l1 rownorm-f32-softmax-4rows@build/tests/test_rownorm --specs-for 32 128 512 1024 4096 16384 32768 | grep " f32 "@bench/rownorm_peers.py --types f32 --cols 32,128,512,1024,4096,16384,32768 --reps 10
+rownorm-16bit@rownorm-16bit-hold-raw rownorm-16bit-hold-raw-1024 rownorm-16bit-exp2@build/tests/test_rownorm --specs-for 32 128 1024 4096 16384 32768 | grep " b\?f16 "@bench/rownorm_peers.py --types bf16,f16 --cols 32,128,1024,4096,16384,32768 --reps 10
+scan@scan-bulk-tile scan-read-ahead scan-read-ahead-512 scan-read-ahead-sleep1 scan-read-ahead-l2hints@for t in f32 i32 f64; do echo "scan-array $t sum"; echo "scan-array $t sum deterministic=0"; done@bench/scan_peers.py --log2n 28
 EOF
 }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,7 +29,7 @@ dir=${1:?usage: bench/experiments/ab.sh [--prepare] DIR [SET...]}
 shift
 wanted=" $* "
 found=0
-while IFS='|' read -r name patches specs bench; do
+while IFS='@' read -r name patches specs bench; do
   [ $# -eq 0 ] || [[ "$wanted" == *" $name "* ]] || continue
   found=$((found + 1))
   if [ $prepare = 1 ]; then
