@@ -17,7 +17,8 @@
 #          the GPU machine compiles nothing when its NVRTC is the same.
 #        bench/ab_variants.sh BINDIR ROUNDS BENCH.py [ARGS...]   (GPU)
 #          runs `python3 BENCH.py ARGS` ROUNDS times a variant (base, or
-#          old, first), into $OUT/ab-VARIANT-N.txt, then prints
+#          old, first; each run at most AB_RUN_LIMIT seconds, default
+#          240), into $OUT/ab-VARIANT-N.txt, then prints
 #          bench/ab_summary.py's table: every measurement's fraction of the
 #          copy ceiling, run by run, variant by variant.
 # bench/ab_library.sh prepares an old revision against this tree in the
@@ -97,10 +98,14 @@ export WARPGEN_CACHE_DIR=${WARPGEN_CACHE_DIR:-/tmp/warpgen-ab-cache} WARPGEN_TEM
 mkdir -p "$WARPGEN_CACHE_DIR"
 [ -f "$bin/ab-cache.tgz" ] && tar xzf "$bin/ab-cache.tgz" -C "$WARPGEN_CACHE_DIR"
 export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
+# A run that hangs (an untried kernel that deadlocks) is stopped after
+# AB_RUN_LIMIT seconds, so that the other variants still run in the call.
+limit=${AB_RUN_LIMIT:-240}
 for ((n = 1; n <= rounds; n++)); do
   for v in "${variants[@]}"; do
-    WARPGEN_LIBRARY=$bin/$v/libwarpgen.so.0 python3 "$@" >"$out/ab-$v-$n.txt" 2>&1 ||
-      echo "ab_variants: $v run $n exited $? (see $out/ab-$v-$n.txt)"
+    WARPGEN_LIBRARY=$bin/$v/libwarpgen.so.0 timeout -k 10 "$limit" python3 "$@" \
+      >"$out/ab-$v-$n.txt" 2>&1 ||
+      echo "ab_variants: $v run $n exited $? (124: past ${limit} s; see $out/ab-$v-$n.txt)"
   done
 done
 python3 "$here/ab_summary.py" "$out" "$rounds" "${variants[@]}"
