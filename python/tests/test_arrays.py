@@ -134,3 +134,27 @@ def test_several_inputs_must_agree():
             call((a,) * 5)
         with pytest.raises(warpgen.ArrayError, match="1 to 4 input arrays, not 0"):
             call(())
+
+
+class Index:
+    """An integer that is not an int: NumPy's int64, a 0-d integer tensor."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        return self.value
+
+
+def test_dims_take_any_integer_but_not_bool():
+    from warpgen.axis import normalize_dim, normalize_dims
+    assert normalize_dims(Index(1), 3) == (1,)
+    assert normalize_dims((Index(0), -1), 3) == (0, 2)
+    assert normalize_dims([2, 0], 3) == (0, 2)
+    assert normalize_dim(Index(-1), 2, "softmax") == 1
+    for bad in (True, (0, True), 1.0, "x", (0, 0), 3, -4, ()):
+        with pytest.raises(warpgen.ArrayError, match="dim"):
+            normalize_dims(bad, 3)
+    for bad in (True, (0,), 1.5, None):
+        with pytest.raises(warpgen.ArrayError, match="dim must be an int"):
+            normalize_dim(bad, 3, "softmax")

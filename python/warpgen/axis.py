@@ -11,6 +11,7 @@ by the array's own library, and then read as rows.
 """
 
 import ctypes
+import operator
 
 from . import _lib
 from ._lib import lib
@@ -20,15 +21,30 @@ from .ops import (_TYPE_INDEX, _context_for, _expr_spec, _op_index, _params,
                   _ready, _reduction)
 
 
+def _as_dim(d, what):
+    """d as a Python int: any integer, NumPy's and 0-d integer tensors too
+    (operator.index, as PyTorch and NumPy take them), but not a bool."""
+    if not isinstance(d, bool):
+        try:
+            return operator.index(d)
+        except TypeError:
+            pass
+    raise ArrayError(f"{what}: dim must be an int or a tuple of ints, "
+                     f"not {d!r}")
+
+
 def normalize_dims(dim, ndim, what="reduce"):
     """The sorted, non-negative dims of `dim` (an int or a sequence of
     ints, negative ones counting from the end) for an ndim-d array. A 0-d
     array takes dim 0 or -1, as in PyTorch."""
     try:
-        dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    except TypeError:
-        raise ArrayError(f"{what}: dim must be an int or a tuple of ints, "
-                         f"not {dim!r}") from None
+        dims = (_as_dim(dim, what),)
+    except ArrayError:
+        try:  # a sequence of dims
+            dims = tuple(_as_dim(d, what) for d in dim)
+        except TypeError:
+            raise ArrayError(f"{what}: dim must be an int or a tuple of ints, "
+                             f"not {dim!r}") from None
     if not dims:
         raise ArrayError(f"{what}: dim=() is ambiguous (PyTorch reduces "
                          "every dimension, NumPy none): pass dim=None for "
@@ -36,9 +52,6 @@ def normalize_dims(dim, ndim, what="reduce"):
     rank = max(ndim, 1)
     out = []
     for d in dims:
-        if not isinstance(d, int) or isinstance(d, bool):
-            raise ArrayError(f"{what}: dim must be an int or a tuple of "
-                             f"ints, not {d!r}")
         if not -rank <= d < rank:
             raise ArrayError(f"{what}: dim {d} is out of range for a "
                              f"{ndim}-d array (-{rank} to {rank - 1})")
@@ -52,8 +65,10 @@ def normalize_dims(dim, ndim, what="reduce"):
 def normalize_dim(dim, ndim, what):
     """One dim (an int, negative from the end) as a non-negative axis of an
     ndim-d array: for the calls that work along a single dimension."""
-    if not isinstance(dim, int) or isinstance(dim, bool):
-        raise ArrayError(f"{what}: dim must be an int, not {dim!r}")
+    try:
+        _as_dim(dim, what)
+    except ArrayError:
+        raise ArrayError(f"{what}: dim must be an int, not {dim!r}") from None
     return normalize_dims(dim, ndim, what)[0]
 
 

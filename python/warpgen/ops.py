@@ -189,7 +189,8 @@ def reduce(x, op=None, *, dim=None, keepdim=False, map=None, combine=None,
            identity=None, final=None, correction=None, out=None, context=None,
            **params):
     """Reduces every element of x with op and returns a Python scalar; with
-    dim= (an int or a tuple of ints, negative ones from the end) reduces
+    dim= (an int or a tuple of ints, negative ones from the end; any
+    integer NumPy or PyTorch passes, such as np.int64, but not a bool) reduces
     those dimensions only and returns an array of the others, as PyTorch's
     x.sum(dim=dim, keepdim=keepdim) and NumPy's x.sum(axis=dim,
     keepdims=keepdim) shape it (argmin/argmax: the index along the reduced
