@@ -158,3 +158,14 @@ def test_dims_take_any_integer_but_not_bool():
     for bad in (True, (0,), 1.5, None):
         with pytest.raises(warpgen.ArrayError, match="dim must be an int"):
             normalize_dim(bad, 3, "softmax")
+
+
+def test_counts_are_integers():
+    """bins= and minlength= as PyTorch takes them: integers (np.int64
+    too), never a float truncated or a bool; checked before any GPU use."""
+    for bad in (2.5, True, "256", None, 0, -1):
+        with pytest.raises(warpgen.ArrayError, match="bins must be an integer"):
+            warpgen.histogram(FakeCudaArray(), bad)
+    for bad in (2.5, True, "3", -1):
+        with pytest.raises(warpgen.ArrayError, match="minlength must be"):
+            warpgen.bincount(FakeCudaArray("<i4"), bad)

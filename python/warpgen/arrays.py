@@ -10,6 +10,7 @@ cupy.empty), so they are natively that type; other inputs get a DeviceArray.
 """
 
 import ctypes
+import operator
 import sys
 
 from . import _lib
@@ -231,6 +232,18 @@ def view(x):
 
 
 # --- layouts ---------------------------------------------------------------
+
+
+def integer(value):
+    """value as a Python int when it is an integer (an int, NumPy's
+    integers, a 0-d integer tensor: operator.index, as PyTorch and NumPy
+    take them), else None; a bool is not one here (dim=True, bins=True)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
 
 
 def same_shape_and_device(what, vs):

@@ -11,26 +11,23 @@ by the array's own library, and then read as rows.
 """
 
 import ctypes
-import operator
 
 from . import _lib
 from ._lib import lib
-from .arrays import check_out, copied_dims_last, empty_like_kind, input_views, view
+from .arrays import (check_out, copied_dims_last, empty_like_kind, input_views,
+                     integer, view)
 from .errors import ArrayError, Error
 from .ops import (_TYPE_INDEX, _context_for, _expr_spec, _op_index, _params,
                   _ready, _reduction)
 
 
 def _as_dim(d, what):
-    """d as a Python int: any integer, NumPy's and 0-d integer tensors too
-    (operator.index, as PyTorch and NumPy take them), but not a bool."""
-    if not isinstance(d, bool):
-        try:
-            return operator.index(d)
-        except TypeError:
-            pass
-    raise ArrayError(f"{what}: dim must be an int or a tuple of ints, "
-                     f"not {d!r}")
+    """d as a Python int (arrays.integer: np.int64 too, not a bool)."""
+    i = integer(d)
+    if i is None:
+        raise ArrayError(f"{what}: dim must be an int or a tuple of ints, "
+                         f"not {d!r}")
+    return i
 
 
 def normalize_dims(dim, ndim, what="reduce"):

@@ -13,7 +13,7 @@ import math
 
 from . import _lib, expressions
 from ._lib import lib
-from .arrays import check_out, empty_like_kind, is_dense, view
+from .arrays import check_out, empty_like_kind, integer, is_dense, view
 from .errors import ArrayError, DTypeError
 from .ops import _context_for, _ready, reduce
 
@@ -58,12 +58,13 @@ def histogram(x, bins=100, range=None, *, map=None, out=None, context=None,
     number of bins. map= (docs/expressions.md, over x, i, n and keyword
     parameters p0=...) gives each key's bin instead (integer; outside [0,
     bins) counted nowhere). Returns out, shape (bins,), int64."""
+    if integer(bins) is None or integer(bins) < 1:
+        raise ArrayError(f"histogram: bins must be an integer of at least 1, "
+                         f"not {bins!r}")
+    bins = integer(bins)
     v = view(x)
     ctx = _context_for(v, context)
     n = _flat(v, "histogram")
-    bins = int(bins)
-    if bins < 1:
-        raise ArrayError(f"histogram: bins must be at least 1, not {bins}")
     words = [f"histogram {v.type}"]
     params_c, nparams = None, 0
     if map is not None:
@@ -107,6 +108,10 @@ def bincount(x, minlength=0, *, out=None, context=None):
     k, int64, max(x) + 1 or minlength bins, whichever is more. Finding
     max(x) (and min(x) for signed keys, to refuse negatives as torch does)
     costs reductions first. Weights are not supported."""
+    if integer(minlength) is None or integer(minlength) < 0:
+        raise ArrayError(f"bincount: minlength must be a non-negative integer, "
+                         f"not {minlength!r}")
+    minlength = integer(minlength)
     v = view(x)
     if v.type not in _INTS:
         raise DTypeError(f"bincount: integer keys only, not {v.type}")
@@ -114,10 +119,6 @@ def bincount(x, minlength=0, *, out=None, context=None):
         raise ArrayError(f"bincount: a 1-D array is needed, not shape {v.shape}")
     ctx = _context_for(v, context)
     n = _flat(v, "bincount")
-    minlength = int(minlength)
-    if minlength < 0:
-        raise ArrayError(f"bincount: minlength must be non-negative, not "
-                         f"{minlength}")
     bins = minlength
     if n:
         if v.type[0] == "i" and reduce(v.obj, "min", context=ctx) < 0:
