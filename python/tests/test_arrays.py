@@ -169,3 +169,6 @@ def test_counts_are_integers():
     for bad in (2.5, True, "3", -1):
         with pytest.raises(warpgen.ArrayError, match="minlength must be"):
             warpgen.bincount(FakeCudaArray("<i4"), bad)
+    for bad in (5, (1.0,), (0, 1, 2), ("a", "b")):
+        with pytest.raises(warpgen.ArrayError, match="range must be two numbers"):
+            warpgen.histogram(FakeCudaArray(), 10, bad)

@@ -62,6 +62,14 @@ def histogram(x, bins=100, range=None, *, map=None, out=None, context=None,
         raise ArrayError(f"histogram: bins must be an integer of at least 1, "
                          f"not {bins!r}")
     bins = integer(bins)
+    span = None
+    if range is not None:
+        try:
+            lo, hi = (float(r) for r in range)
+        except (TypeError, ValueError):
+            raise ArrayError(f"histogram: range must be two numbers (min, "
+                             f"max), not {range!r}") from None
+        span = (lo, hi)
     v = view(x)
     ctx = _context_for(v, context)
     n = _flat(v, "histogram")
@@ -80,11 +88,10 @@ def histogram(x, bins=100, range=None, *, map=None, out=None, context=None,
     elif params:
         raise ArrayError("histogram: parameters are read by a map= only")
     elif v.type in _FLOATS:
-        if range is None or tuple(range) == (0, 0):
+        lo, hi = span or (0.0, 0.0)
+        if (lo, hi) == (0.0, 0.0):  # as torch.histc: the data's min and max
             lo, hi = (reduce(v.obj, "min", context=ctx),
                       reduce(v.obj, "max", context=ctx)) if n else (0.0, 0.0)
-        else:
-            lo, hi = (float(r) for r in range)
         if not (math.isfinite(lo) and math.isfinite(hi)):
             raise ArrayError(f"histogram: range of [{lo}, {hi}] is not finite")
         if lo == hi:
