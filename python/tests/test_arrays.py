@@ -172,3 +172,14 @@ def test_counts_are_integers():
     for bad in (5, (1.0,), (0, 1, 2), ("a", "b")):
         with pytest.raises(warpgen.ArrayError, match="range must be two numbers"):
             warpgen.histogram(FakeCudaArray(), 10, bad)
+
+
+def test_scalars_are_numbers():
+    """eps= and correction= must be real numbers (NumPy's too), refused
+    with ArrayError, not a ValueError from float()."""
+    for bad in ("1e-5", None, True, object()):
+        with pytest.raises(warpgen.ArrayError, match="eps must be a number"):
+            warpgen.layer_norm(FakeCudaArray(shape=(2, 4)), eps=bad)
+    for bad in ("1", True):
+        with pytest.raises(warpgen.ArrayError, match="correction must be a number"):
+            warpgen.reduce(FakeCudaArray(), "var", correction=bad)

@@ -246,6 +246,17 @@ def integer(value):
         return None
 
 
+def real(value, what, name):
+    """value as a Python float (any real number: NumPy's, a 0-d tensor),
+    or ArrayError naming it; a bool or a string is not one here."""
+    if not isinstance(value, (bool, str, bytes)):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            pass
+    raise ArrayError(f"{what}: {name} must be a number, not {value!r}")
+
+
 def same_shape_and_device(what, vs):
     """ArrayError unless every view of vs has the first's shape and device."""
     v = vs[0]

@@ -11,7 +11,8 @@ import struct
 from . import _lib, expressions
 from ._lib import lib
 from .arrays import (check_out, device_guard, empty_like_kind, input_views,
-                     is_c_contiguous, is_dense, same_shape_and_device, view)
+                     is_c_contiguous, is_dense, real, same_shape_and_device,
+                     view)
 from .context import default_context
 from .errors import ArrayError, DTypeError, SpecError
 
@@ -72,7 +73,7 @@ def _params(correction):
     if correction is None:
         return None, 0
     params = (_lib.wg_scalar * 1)()
-    params[0].f64 = float(correction)
+    params[0].f64 = real(correction, "var/std", "correction")
     return params, 1
 
 
@@ -406,7 +407,7 @@ def _primitive(x, name, op, width, variant, lane, out, context, exprs=(None,) * 
                                  final=final, params=values)
     text += f" width={width} variant={variant}{f' lane={lane}' if lane else ''}"
     if correction is not None:
-        values = [float(correction)]
+        values = [real(correction, "warp", "correction")]
     return _warp(vs, text, out, context, values)
 
 

@@ -16,7 +16,7 @@ weight and bias are 1-D arrays of x's type and length cols on x's device.
 """
 
 from ._lib import lib
-from .arrays import copied_dims_last, empty_like_kind, view
+from .arrays import copied_dims_last, empty_like_kind, real, view
 from .axis import normalize_dim
 from .errors import ArrayError, DTypeError
 from .ops import _TYPE_INDEX, _context_for, _ready
@@ -131,6 +131,7 @@ def _softmax(kind, x, dim, out, context):
 
 def _run(kind, x, weight, bias, eps, out, context):
     what = kind
+    eps = real(eps, what, "eps")
     x, v, rows, cols, in_stride = _layout(x, view(x), what)
     ctx = _context_for(v, context)
     w_ptr = _vector(weight, "weight", v, cols, what)
@@ -147,10 +148,10 @@ def _run(kind, x, weight, bias, eps, out, context):
                  in_stride, out_stride, v.stream)
     elif kind == "layer_norm":
         ctx.call(lib.wg_layer_norm_rows, t, v.ptr, w_ptr, b_ptr, out_ptr, rows,
-                 cols, in_stride, out_stride, float(eps), v.stream)
+                 cols, in_stride, out_stride, eps, v.stream)
     else:
         ctx.call(lib.wg_rms_norm_rows, t, v.ptr, w_ptr, out_ptr, rows, cols,
-                 in_stride, out_stride, float(eps), v.stream)
+                 in_stride, out_stride, eps, v.stream)
     return out
 
 
