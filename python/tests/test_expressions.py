@@ -29,6 +29,17 @@ def test_parameter_slots_types_and_names():
         expressions.order_params({"p1": 1.0})
 
 
+def test_parameter_values_must_fit_their_type():
+    """ctypes keeps only the low bits of a too-wide integer: 2**64 + 5
+    would have reached the kernel as 5. It is refused instead."""
+    out, n = expressions.scalars([2**63 - 1, -2**63, 0.5, True])
+    assert n == 4 and (out[0].i64, out[1].i64, out[2].f64, out[3].i64) == \
+        (2**63 - 1, -2**63, 0.5, 1)
+    for bad in (2**63, -2**63 - 1, 2**64 + 5):
+        with pytest.raises(SpecError, match="does not fit i64"):
+            expressions.scalars([1, bad])
+
+
 def test_spec_text_round_trips_through_the_library():
     text = expressions.spec_text("reduce-array", ["f32", "f32"], "sum",
                                  map="(x-y)*(x-y)*p0", params=[0.5])

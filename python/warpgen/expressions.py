@@ -20,6 +20,8 @@ _INPUT_NAMES = "xyzw"
 # numpy / torch scalar dtype names -> warpgen types
 _DTYPE_TYPES = {"float32": "f32", "float64": "f64", "int32": "i32",
                 "uint32": "u32", "int64": "i64", "uint64": "u64"}
+_INT_RANGES = {"i32": (-2**31, 2**31 - 1), "u32": (0, 2**32 - 1),
+               "i64": (-2**63, 2**63 - 1), "u64": (0, 2**64 - 1)}
 
 
 def quote(expr):
@@ -104,7 +106,16 @@ def scalars(params):
     out = (_lib.wg_scalar * len(params))()
     for k, value in enumerate(params):
         t = param_type(value)
-        setattr(out[k], t, float(value) if t[0] == "f" else int(value))
+        if t[0] == "f":
+            setattr(out[k], t, float(value))
+            continue
+        # ctypes would keep only the low bits of an integer too wide for
+        # its member: refuse it rather than pass another number
+        v, (lo, hi) = int(value), _INT_RANGES[t]
+        if not lo <= v <= hi:
+            raise SpecError(f"parameter p{k} = {value!r} does not fit {t} "
+                            f"({lo} to {hi})", _lib.WG_ESPEC)
+        setattr(out[k], t, v)
     return out, len(params)
 
 
