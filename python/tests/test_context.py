@@ -52,6 +52,20 @@ def test_context_options(tmp_path):
         assert not ctx.cache_stats().enabled
 
 
+def test_context_options_are_checked():
+    """ctypes would keep only the low bits of a wider integer (device
+    2**32 would be device 0): such options are refused."""
+    for kw in ({"device": 2**32}, {"device": -1}, {"device": 1.5},
+               {"device": True}, {"cache_max_bytes": -1},
+               {"cache_max_bytes": 2**64}):
+        with pytest.raises(warpgen.InvalidArgumentError, match="Context"):
+            warpgen.Context(**kw)
+    with warpgen.Context() as ctx:
+        for bad in (2**32, -1, 0.5):
+            with pytest.raises(warpgen.InvalidArgumentError, match="ordinal"):
+                ctx.device_info(bad)
+
+
 def test_disk_cache_shared_between_contexts(tmp_path):
     with warpgen.Context(cache_dir=tmp_path) as a:
         a.cubin(SPEC)

@@ -14,7 +14,8 @@ import weakref
 
 from . import _lib
 from ._lib import lib
-from .errors import Error, NoDeviceError, error_for
+from .arrays import integer
+from .errors import Error, InvalidArgumentError, NoDeviceError, error_for
 
 
 class CacheStats:
@@ -72,9 +73,20 @@ class Context:
 
     def __init__(self, cache_dir=None, disk_cache=None, device=0,
                  cache_max_bytes=0, template_dir=None):
+        # ctypes would keep only the low bits of a wider integer
+        if integer(device) is None or not 0 <= integer(device) < 2**31:
+            raise InvalidArgumentError(f"Context: device must be a CUDA "
+                                       f"ordinal (an integer from 0), not "
+                                       f"{device!r}")
+        if integer(cache_max_bytes) is None or \
+                not 0 <= integer(cache_max_bytes) < 2**64:
+            raise InvalidArgumentError(f"Context: cache_max_bytes must be an "
+                                       f"integer from 0 (0: the default), not "
+                                       f"{cache_max_bytes!r}")
+        device = integer(device)
         options = _lib.wg_options()
         lib.wg_options_init(options)
-        options.device = int(device)
+        options.device = device
         # Kept on self: the C library copies them, but only at create time.
         self._cache_dir_b = None if cache_dir is None else str(cache_dir).encode()
         self._template_dir_b = (None if template_dir is None
@@ -83,7 +95,7 @@ class Context:
         options.template_dir = self._template_dir_b
         options.disk_cache = {None: 0, True: 1, False: -1}[
             None if disk_cache is None else bool(disk_cache)]
-        options.cache_max_bytes = int(cache_max_bytes)
+        options.cache_max_bytes = integer(cache_max_bytes)
         handle = ctypes.c_void_p()
         status = lib.wg_context_create(ctypes.byref(handle), options)
         if status != _lib.WG_OK:
@@ -91,7 +103,7 @@ class Context:
                             _lib.strerror(status))
         self._handle = handle.value
         self._lock = threading.Lock()
-        self.device = int(device)
+        self.device = device
         self._bound = False       # set once bound to its CUDA device
         self._scratch = 0         # 8 device bytes for scalar results
         self._specs = {}          # (text) -> parsed wg_spec, for fast paths
@@ -291,7 +303,10 @@ class Context:
         if ordinal is None:
             self.call(lib.wg_device_get_info, ctypes.byref(c))
         else:
-            self.call(lib.wg_device_info_at, ctypes.byref(c), int(ordinal))
+            if integer(ordinal) is None or not 0 <= integer(ordinal) < 2**31:
+                raise InvalidArgumentError(f"device_info: ordinal must be an "
+                                           f"integer from 0, not {ordinal!r}")
+            self.call(lib.wg_device_info_at, ctypes.byref(c), integer(ordinal))
         return DeviceInfo(c)
 
     def bind(self, device_guard=None):
