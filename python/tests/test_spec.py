@@ -96,6 +96,13 @@ def test_bad_keyword_fields():
         warpgen.Spec(width=5)
     with pytest.raises(TypeError, match="colour"):
         warpgen.Spec(colour="red")
+    # ctypes keeps only the low bits of a wider integer: width=2**32 + 16
+    # would have been a valid width 16
+    for field, value in (("width", 2**32 + 16), ("width", 16.0),
+                         ("lane", True), ("arch", 2**32 + 90),
+                         ("arch", "sm_4294967386"), ("cols", 2**64)):
+        with pytest.raises(warpgen.SpecError, match=field):
+            warpgen.Spec("reduce f32 sum", **{field: value})
 
 
 def test_spec_list():

@@ -197,11 +197,11 @@ class Context:
 
     def spec_list(self, arch=0):
         """Every valid spec with an explicit variant, as Spec objects."""
-        from .spec import Spec, copy_spec
+        from .spec import Spec, _arch_value, copy_spec
         out = ctypes.POINTER(_lib.wg_spec)()
         count = ctypes.c_size_t()
         self.call(lib.wg_spec_list, ctypes.byref(out), ctypes.byref(count),
-                  int(arch))
+                  _arch_value(arch))
         try:
             return [Spec._from_c(copy_spec(out[i]))
                     for i in range(count.value)]
@@ -293,7 +293,10 @@ class Context:
         self.call(lib.wg_cache_clear)
 
     def cache_prune(self, max_bytes=0):
-        self.call(lib.wg_cache_prune, int(max_bytes))
+        if integer(max_bytes) is None or not 0 <= integer(max_bytes) < 2**64:
+            raise InvalidArgumentError(f"cache_prune: max_bytes must be an "
+                                       f"integer from 0, not {max_bytes!r}")
+        self.call(lib.wg_cache_prune, integer(max_bytes))
 
     # --- the device -------------------------------------------------------
 

@@ -10,6 +10,7 @@ import ctypes
 
 from . import _lib
 from ._lib import lib
+from .arrays import integer
 from .errors import SpecError
 
 _FIELDS = ("primitive", "type", "op", "width", "variant", "arch", "lane",
@@ -35,6 +36,21 @@ def _enum_value(field, value):
                         ", ".join(names), _lib.WG_ESPEC) from None
 
 
+def _int_field(field, value):
+    """value for the integer field `field` of wg_spec: an integer that fits
+    the field's C type (ctypes would keep only its low bits: width=2**32 + 16
+    would have been width 16), else SpecError."""
+    ctype = dict(_lib.wg_spec._fields_)[field]
+    bits = 8 * ctypes.sizeof(ctype)
+    signed = ctype(-1).value < 0
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    v = integer(value)
+    if v is None or not lo <= v <= hi:
+        raise SpecError(f"{field}: {value!r} is not an integer from {lo} to {hi}",
+                        _lib.WG_ESPEC)
+    return v
+
+
 def _arch_value(value):
     """arch as an int: 90, "sm_90", "90", or 0/None for the device's."""
     if value is None:
@@ -44,8 +60,8 @@ def _arch_value(value):
         if not text.isdigit():
             raise SpecError(f"arch: {value!r} is not like 'sm_90'",
                             _lib.WG_ESPEC)
-        return int(text)
-    return int(value)
+        return _int_field("arch", int(text))
+    return _int_field("arch", value)
 
 
 def _format(c):
@@ -92,7 +108,7 @@ class Spec:
             elif field == "arch":
                 c.arch = _arch_value(value)
             else:
-                setattr(c, field, int(value))
+                setattr(c, field, _int_field(field, value))
         if fields:
             ctx.validate_spec(c)
         self._c = c
