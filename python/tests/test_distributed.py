@@ -206,6 +206,14 @@ def test_threads_and_bad_sizes():
     with pytest.raises(warpgen.ArrayError):
         wd.reduce_shards(shard, One(), sizes=[99])
 
+    class Two:
+        rank, world = 0, 2
+    # counts that ctypes would wrap (2**64 + 100 elements in all reads as
+    # 100), negative ones and non-integers are refused
+    for bad in ([100, 2**64], [100, -1], [100, 1.5], [100, True]):
+        with pytest.raises(warpgen.ArrayError, match="element counts"):
+            wd.reduce_shards(shard, Two(), sizes=bad)
+
 
 class _TorchHostShard(HostShard):
     """HostShard whose accumulators are CPU uint8 tensors, for TorchComm."""

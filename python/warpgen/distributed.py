@@ -36,7 +36,7 @@ import ctypes
 
 from . import _lib, expressions
 from ._lib import lib
-from .arrays import is_dense, view
+from .arrays import integer, is_dense, view
 from .context import default_context
 from .errors import ArrayError
 from .ops import _context_for, _op_index, _params, _ready, _scalar
@@ -222,7 +222,11 @@ def reduce_shards(shard, comm, sizes=None):
     all_gather of the bytes, then the combine in rank order."""
     if sizes is None:
         sizes = comm.all_gather_counts(shard.n)
-    sizes = [int(s) for s in sizes]
+    counts = [integer(s) for s in sizes]
+    if any(c is None or c < 0 for c in counts) or sum(counts) >= 2**63:
+        raise ArrayError(f"sizes= {sizes} are not element counts (integers "
+                         f"from 0, in all less than 2**63)")
+    sizes = counts
     if len(sizes) != comm.world or sizes[comm.rank] != shard.n:
         raise ArrayError(f"sizes= {sizes} does not match this rank's shard "
                          f"({shard.n} elements at rank {comm.rank} of "
