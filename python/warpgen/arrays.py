@@ -231,8 +231,7 @@ def view(x):
                      "(PyTorch, CuPy, Numba)")
 
 
-# --- layouts ---------------------------------------------------------------
-
+# --- a call's arguments ----------------------------------------------------
 
 def integer(value):
     """value as a Python int when it is an integer (an int, NumPy's
@@ -276,6 +275,9 @@ def input_views(what, x, most=4):
     vs = [view(a) for a in arrays]
     same_shape_and_device(what, vs)
     return vs
+
+
+# --- layouts ---------------------------------------------------------------
 
 def is_c_contiguous(shape, strides):
     # An empty array reads nothing, whatever strides its library gave it.
