@@ -50,4 +50,4 @@ if [ "${1:-}" = --prepare ]; then
   exit 0
 fi
 # The runs and the table: bench/ab_variants.sh, whose layout --prepare made.
-exec "$(dirname "$0")/ab_variants.sh" "$@"
+exec bash "$(dirname "$0")/ab_variants.sh" "$@"
