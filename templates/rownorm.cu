@@ -251,16 +251,19 @@ __device__ __forceinline__ wg_moments wg_moments_f::operator()(wg_moments a,
 }
 
 /* ---- moving E elements (a 16-byte vector, or one) ---- */
+/* A 16-byte vector's elements in wg_num. */
+template <int E>
+static __device__ __forceinline__ void wg_unpack(wg_num (&a)[E], uint4 raw) {
+  static_assert(E == 16 / sizeof(wg_elem), "whole vectors");
+  union { uint4 raw; wg_elem e[E]; } u;
+  u.raw = raw;
+#pragma unroll
+  for (int j = 0; j < E; j++) a[j] = wg_load(u.e[j]);
+}
 template <int E>
 static __device__ __forceinline__ void wg_get(wg_num (&a)[E], const wg_elem *p) {
-  if constexpr (E == 1) {
-    a[0] = wg_load(__ldg(p));
-  } else {
-    union { uint4 raw; wg_elem e[E]; } u;
-    u.raw = __ldg((const uint4 *)p);
-#pragma unroll
-    for (int j = 0; j < E; j++) a[j] = wg_load(u.e[j]);
-  }
+  if constexpr (E == 1) a[0] = wg_load(__ldg(p));
+  else wg_unpack<E>(a, __ldg((const uint4 *)p));
 }
 template <int E>
 static __device__ __forceinline__ void wg_put(wg_elem *p, const wg_num (&a)[E]) {
@@ -274,14 +277,66 @@ static __device__ __forceinline__ void wg_put(wg_elem *p, const wg_num (&a)[E]) 
   }
 }
 
+/* A held row's vector, read past L1 (ld.global.nc.L1::no_allocate) in f32
+ * blocks of 1024 (rows of 32768, one block an SM): the row is read once,
+ * and L1 then keeps the weight and bias that each row's output reads
+ * again. On an H100 (2026-12-05, old and new library alternating, x copy)
+ * layer_norm 32768 went from 0.85-0.86 to 0.89, rms_norm from 0.90-0.92
+ * to 0.93-0.94; shorter rows, whose weight L1 keeps anyway, lost 1-2 %. */
+template <int E>
+static __device__ __forceinline__ void wg_get_row(wg_num (&a)[E], const wg_elem *p) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (WG_GROUP == 1024 && sizeof(wg_elem) == 4 && E == WG_VEC) {
+    uint4 raw;
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(raw.x), "=r"(raw.y), "=r"(raw.z), "=r"(raw.w) : "l"(p));
+    wg_unpack<E>(a, raw);
+    return;
+  }
+#endif
+  wg_get<E>(a, p);
+}
+
 /* A vector by a generic load, from shared or global memory. */
 template <int E>
 static __device__ __forceinline__ void wg_get_generic(wg_num (&a)[E], const wg_elem *p) {
-  static_assert(E == 16 / sizeof(wg_elem), "whole vectors");
-  union { uint4 raw; wg_elem e[E]; } u;
-  u.raw = *(const uint4 *)p;
+  wg_unpack<E>(a, *(const uint4 *)p);
+}
+
+/* A held vector of a row: its values, or, for the 16-bit types' layernorm
+ * and rmsnorm in blocks of 1024 (rows of 32768, WG_HOLD_RAW), the 16 bytes
+ * as loaded, unpacked again at each pass over them: half the registers
+ * (16 a lane, not 32) beside the weight and bias of the output, for an
+ * unpack an element a pass. On an H100 (2026-12-05, old and new library
+ * alternating, x copy) bf16 layer_norm 32768 went from 0.76-0.79 to
+ * 0.83-0.85, f16 from 0.78-0.81 to 0.85; the smaller shapes lost
+ * (bf16 layer_norm 16384 0.84-0.88 -> 0.67, 32 columns 0.93 -> 0.85),
+ * so they keep their values. Softmax keeps exp(x - max) in the values it
+ * held x in (one exp an element). */
+static constexpr bool WG_HOLD_RAW = sizeof(wg_elem) < sizeof(wg_num) && WG_OP >= 2 &&
+                                    WG_GROUP == 1024;
+template <int E, bool RAW = WG_HOLD_RAW>
+struct wg_held {
+  wg_num v[E];
+};
+template <int E>
+struct wg_held<E, true> {
+  uint4 raw;
+};
+template <int E>
+static __device__ __forceinline__ void wg_hold(wg_held<E> &h, const wg_elem *p, bool shared) {
+  if constexpr (WG_HOLD_RAW) h.raw = shared ? *(const uint4 *)p : __ldg((const uint4 *)p);
+  else if (shared) wg_get_generic<E>(h.v, p);
+  else wg_get_row<E>(h.v, p);
+}
+template <int E>
+static __device__ __forceinline__ void wg_values(wg_num (&a)[E], const wg_held<E> &h) {
+  if constexpr (WG_HOLD_RAW) {
+    wg_unpack<E>(a, h.raw);
+  } else {
 #pragma unroll
-  for (int j = 0; j < E; j++) a[j] = wg_load(u.e[j]);
+    for (int j = 0; j < E; j++) a[j] = h.v[j];
+  }
 }
 
 /* A hint to bring the line at p into L2 (nothing on the host emulator). */
@@ -479,7 +534,7 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
   /* Piece c is in row k when c * STEP < left[k]: one register a row, the
    * rest constants, and addresses are one base plus constant offsets. */
   unsigned left[R];
-  wg_num x[R][P][E];
+  wg_held<E> x[R][P];
 #pragma unroll
   for (int k = 0; k < R; k++) {
     const unsigned long long row = tile + (unsigned long long)k * WG_GROUPS + group;
@@ -489,7 +544,7 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
     const wg_elem *p = in + (valid ? row : 0ull) * in_stride + first_col;
 #pragma unroll
     for (int c = 0; c < P; c++)
-      if ((unsigned)c * STEP < left[k]) wg_get<E>(x[k][c], p + (unsigned)c * STEP);
+      if ((unsigned)c * STEP < left[k]) wg_hold<E>(x[k][c], p + (unsigned)c * STEP, false);
 #endif
   }
 #if WG_STAGED
@@ -499,7 +554,7 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
     const wg_elem *p = (const wg_elem *)wg_stage_bytes + first_col;
 #pragma unroll
     for (int c = 0; c < P; c++)
-      if ((unsigned)c * STEP < left[0]) wg_get_generic<E>(x[0][c], p + (unsigned)c * STEP);
+      if ((unsigned)c * STEP < left[0]) wg_hold<E>(x[0][c], p + (unsigned)c * STEP, true);
     __syncthreads(); /* every lane has its values: the stage takes the next row */
     const unsigned long long next = tile + (unsigned long long)gridDim.x;
     if (threadIdx.x == 0 && next < rows)
@@ -531,9 +586,12 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
     wg_num m = WG_NEG_INF;
 #pragma unroll
     for (int c = 0; c < P; c++)
-      if (here(k, c))
+      if (here(k, c)) {
+        wg_num v[E];
+        wg_values<E>(v, x[k][c]);
 #pragma unroll
-        for (int j = 0; j < E; j++) m = wg_max(m, x[k][c][j]);
+        for (int j = 0; j < E; j++) m = wg_max(m, v[j]);
+      }
     st[k].a = m;
   }
 #pragma unroll
@@ -543,13 +601,18 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
     wg_num s = 0;
 #pragma unroll
     for (int c = 0; c < P; c++)
-      if (here(k, c))
+      if (here(k, c)) {
+        wg_num v[E];
+        wg_values<E>(v, x[k][c]);
 #pragma unroll
         for (int j = 0; j < E; j++) {
-          const wg_num e = wg_exp(x[k][c][j] - st[k].a);
+          const wg_num e = wg_exp(v[j] - st[k].a);
           s += e;
-          if (WG_OP == 0) x[k][c][j] = e; /* wg_output<E, true> scales it */
+#if WG_OP == 0
+          x[k][c].v[j] = e; /* wg_output<E, true> scales it */
+#endif
         }
+      }
     st[k].b = s;
   }
 #pragma unroll
@@ -568,9 +631,12 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
     wg_num s = 0;
 #pragma unroll
     for (int c = 0; c < P; c++)
-      if (here(k, c))
+      if (here(k, c)) {
+        wg_num v[E];
+        wg_values<E>(v, x[k][c]);
 #pragma unroll
-        for (int j = 0; j < E; j++) s += x[k][c][j] - first;
+        for (int j = 0; j < E; j++) s += v[j] - first;
+      }
     st[k].a = first;
     st[k].b = s;
   }
@@ -582,12 +648,15 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
     wg_num q = 0;
 #pragma unroll
     for (int c = 0; c < P; c++)
-      if (here(k, c))
+      if (here(k, c)) {
+        wg_num v[E];
+        wg_values<E>(v, x[k][c]);
 #pragma unroll
         for (int j = 0; j < E; j++) {
-          const wg_num d = x[k][c][j] - st[k].a;
+          const wg_num d = v[j] - st[k].a;
           q += d * d;
         }
+      }
     st[k].b = q;
   }
 #pragma unroll
@@ -599,9 +668,12 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
     wg_num q = 0;
 #pragma unroll
     for (int c = 0; c < P; c++)
-      if (here(k, c))
+      if (here(k, c)) {
+        wg_num v[E];
+        wg_values<E>(v, x[k][c]);
 #pragma unroll
-        for (int j = 0; j < E; j++) q += x[k][c][j] * x[k][c][j];
+        for (int j = 0; j < E; j++) q += v[j] * v[j];
+      }
     st[k].b = q;
   }
 #pragma unroll
@@ -619,8 +691,10 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
 #pragma unroll
     for (int c = 0; c < P; c++)
       if (here(k, c)) {
-        wg_output<E, true, WG_WB_STAGED>(x[k][c], st[k], wb.w, wb.b, (unsigned)c * STEP);
-        wg_put<E>(q + (unsigned)c * STEP, x[k][c]);
+        wg_num v[E];
+        wg_values<E>(v, x[k][c]);
+        wg_output<E, true, WG_WB_STAGED>(v, st[k], wb.w, wb.b, (unsigned)c * STEP);
+        wg_put<E>(q + (unsigned)c * STEP, v);
       }
   }
 }
