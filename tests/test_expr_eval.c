@@ -182,6 +182,12 @@ START_TEST(float_semantics) {
   expect("w > 0 ? w : -w", vals(0, 0, 0, -2), F64(2));
   expect("sqrt(i)", vals(0, 0, 0, 0), F64(sqrt(5.0))); /* integers compute in f64 */
   expect("x + y", vals(0.5f, 16777217, 0, 0), F32(16777216.5f)); /* i32 -> f32 first */
+  /* pow(x, 0) and pow(1, y) are 1 even for a signaling NaN, as on the
+   * GPU (glibc's pow says NaN) */
+  expect("pow(w, -p2 + 1)", vals(0, 0, 0, __builtin_nans("")), F64(1));
+  expect("pow(w, 0.0)", vals(0, 0, 0, -__builtin_nans("")), F64(1));
+  expect("pow(1.0f64, w)", vals(0, 0, 0, __builtin_nans("")), F64(1));
+  expect("pow(w, 0.0)", vals(0, 0, 0, NAN), F64(1));
 }
 END_TEST
 
