@@ -323,6 +323,11 @@ static ev eval_binary(const wg_expr *e, const node *n, const wg_expr_values *var
   }
   ev out = {float_arith(n->op, t, lx, rx), 0};
   double z = num_of(out.v);
+  /* An inexact operand keeps the result inexact even where the first-order
+   * bound below comes to 0: fmin(-0.0, 0.0) (either zero) times 0 is -0 or
+   * +0, a difference of 0 that a bound of 0, meaning "the same bits",
+   * would reject. */
+  const bool inexact = err != 0;
   if (n->op == OP_ADD || n->op == OP_SUB) {
     err += fusable(e, &e->nodes[n->kid[0]], &l) + fusable(e, &e->nodes[n->kid[1]], &r);
   } else if (err > 0 && n->op == OP_MUL) {
@@ -331,7 +336,7 @@ static ev eval_binary(const wg_expr *e, const node *n, const wg_expr_values *var
     double room = fabs(rx) - r.err;
     err = room > 0 ? (l.err + fabs(z) * r.err) / room : INFINITY;
   }
-  out.err = err != 0 ? err + ulp_of(z, t) : 0; /* a NaN bound stays NaN: settle */
+  out.err = inexact || err != 0 ? err + ulp_of(z, t) : 0; /* a NaN bound stays NaN: settle */
   out.err = settle(&out);
   return out;
 }

@@ -240,6 +240,12 @@ START_TEST(function_tolerances) {
   v = vals(0.0f, 0, 0, 0);
   eval_tol("fmin(x, -0.0)", &v, &tol);
   ck_assert(tol > 0 && tol < 1e-40);
+  /* and stays unspecified through a product or quotient that is 0: a
+   * bound of 0 would demand one zero's bits */
+  eval_tol("fmin(x, -0.0) * 0.0", &v, &tol);
+  ck_assert(tol > 0 && tol < 1e-40);
+  eval_tol("fmin(f64(x), -0.0) / 1e300", &v, &tol);
+  ck_assert(tol > 0 && tol < 1e-300);
 }
 END_TEST
 
