@@ -418,9 +418,12 @@ static ev eval_call(const wg_expr *e, const node *n, const wg_expr_values *vars)
   double v = num_of(out.v);
   double tol = pow_is_one ? 0 : t == WG_VT_F32 ? f->ulps_f32 : f->ulps_f64;
   /* Which zero fmin/fmax return for -0 and +0 is not specified, nor what
-   * they make of a signaling NaN (glibc returns NaN, the GPU the number). */
+   * they make of a signaling NaN (glibc returns NaN, the GPU the number).
+   * Nor which zero min/max return: wg_max's (a > b || a != a) ? a : b
+   * gives +0 for max(-0.0, +0.0) as written, but clang 14 at -O1 (the
+   * host emulation's compiler, LLVM as NVRTC is) folds it to -0.0. */
   bool fminmax = n->op == FN_FMIN || n->op == FN_FMAX;
-  bool zeros = fminmax && x == 0 && y == 0;
+  bool zeros = (fminmax || n->op == FN_MIN || n->op == FN_MAX) && x == 0 && y == 0;
   if (fminmax && (is_signaling(a.v) || is_signaling(b.v))) return (ev){out.v, INFINITY};
   double err = 0;
   if (in_err > 0) {
