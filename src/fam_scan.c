@@ -43,6 +43,12 @@
 #define WG_SCAN_LONG_VPL 4
 /* gridDim.x may not exceed this. */
 #define WG_SCAN_MAX_GRID 0x7fffffffull
+/* Mode 3 (templates/scan.cu): tiles read ahead, at most, and the fewest
+ * tiles that take it. 256 tiles of 32 KiB is 8 MiB ahead of the scan,
+ * inside the L2 beside the stores (512 missed the H100's 50 MB: 0.67 of
+ * copy; 128 measured the same as 256 there). */
+#define WG_SCAN_AHEAD_TEXT "256"
+#define WG_SCAN_AHEAD_LEAST 64u
 
 /* --- shapes --------------------------------------------------------------- */
 
@@ -223,6 +229,7 @@ static int scan_source(wg_context *ctx, wg_buf *out, const wg_spec *s) {
       {"exclusive", exclusive ? "1" : "0"},
       {"multi_window", multi_window(s) ? "1" : "0"},
       {"min_blocks", min_blocks},
+      {"ahead", WG_SCAN_AHEAD_TEXT},
       {"lookback", lookback.data},
       {"has_groups", is_rows(s->primitive) ? "1" : "0"},
       {"has_tiles", is_rows(s->primitive) ? "0" : "1"},
@@ -284,8 +291,8 @@ static int launch(wg_context *ctx, const wg_kernel *k, const wg_spec *s, unsigne
   const CUstream cs = (CUstream)stream;
   wg_workspace ws = {0, -1, 0};
   CUdeviceptr workspace = 0;
-  const size_t bytes = mode == 2 ? status_bytes(s, tiles) : 0;
-  if (mode == 2) {
+  const size_t bytes = mode >= 2 ? status_bytes(s, tiles) : 0;
+  if (mode >= 2) {
     status = wg_workspace_acquire_extra(ctx, api, cs, WG_WORKSPACE_TICKET_BYTES, bytes,
                                         &ws);
     if (status == WG_OK) workspace = ws.ptr + WG_WORKSPACE_BYTES;
@@ -297,11 +304,11 @@ static int launch(wg_context *ctx, const wg_kernel *k, const wg_spec *s, unsigne
                             api->LaunchKernel(k->function, (unsigned)grid, 1, 1,
                                               block, 1, 1, 0, cs, params, NULL),
                             "cuLaunchKernel");
-    if (status == WG_OK && mode == 2)
+    if (status == WG_OK && mode >= 2)
       status = wg_cuda_status(ctx, api->MemsetD8Async(workspace, 0, bytes, cs),
                               "cuMemsetD8Async (the scan's tile statuses, for the next "
                               "launch)");
-    if (mode == 2) {
+    if (mode >= 2) {
       const int released = wg_workspace_release(ctx, api, cs, &ws, status == WG_OK);
       if (status == WG_OK) status = released;
     }
@@ -404,8 +411,19 @@ static int scan_run(wg_context *ctx, const wg_spec *specp, uint64_t in, uint64_t
   if (tiles > INT32_MAX)
     return wg_fail(ctx, WG_ERANGE, "%" PRIu64 " tiles of %" PRIu64 " elements are more "
                    "than a scan takes (2^31 - 1)", tiles, tile);
-  const uint64_t grid = tiles;
-  return launch(ctx, k, &spec, 2, grid, tiles, in, out, rows, cols, in_stride, out_stride,
+  /* Mode 3, every tile read twice (a job 256 tiles ahead publishes its
+   * aggregate early), for accumulators of up to 4 bytes: on an H100
+   * (bench/experiments/ab.sh build-exp scan, 2^28, two leases, 2026-12-05)
+   * f32 went from 0.86-0.87 to 0.90-0.91 of copy and i32 from 0.85 to
+   * 0.89, but f64 deterministic fell from 0.89 to 0.83 (its statuses are
+   * pairs of words; not investigated) and f64 fast stayed at 0.93.
+   * Not for rows of one tile (nothing to read ahead), nor past the grid's
+   * 2^31 - 1 blocks (two a tile). */
+  const bool ahead = tiles >= WG_SCAN_AHEAD_LEAST && chunks > 1 && acc_bytes(&spec) <= 4 &&
+                     tiles <= INT32_MAX / 2;
+  const unsigned mode = ahead ? 3u : 2u;
+  const uint64_t grid = mode == 3 ? 2 * tiles : tiles;
+  return launch(ctx, k, &spec, mode, grid, tiles, in, out, rows, cols, in_stride, out_stride,
                 stream);
 }
 

@@ -30,7 +30,10 @@
  *      and a tile waits only on blocks already running), publishes its
  *      tile's aggregate, then finds its prefix from the statuses of the
  *      tiles before it and publishes its inclusive prefix. The counter and
- *      the statuses are zero when a launch starts.
+ *      the statuses are zero when a launch starts;
+ *   3  mode 2 with every tile read twice: a job ahead publishes a tile's
+ *      aggregate early, and the tile's own job reads it again (from L2)
+ *      and scans it (wg_tiles; twice the blocks).
  * Tiles never cross rows: a row's first tile publishes its inclusive
  * prefix at once, and the look-back stops there.
  *
@@ -56,6 +59,8 @@ ${prelude}
 /* The look-back of mode 2. */
 ${lookback}
 #define WG_MULTI_WINDOW ${multi_window}
+/* Mode 3: how far ahead tiles are read (at most; a quarter of the tiles). */
+#define WG_AHEAD ${ahead}
 /* The modes this kernel has: rows mode 0, whole arrays modes 1 and 2 (each
  * path costs registers; rows long enough for tiles run the whole-array
  * kernel, whose tiles take rows and strides). */
@@ -260,6 +265,11 @@ static __device__ __forceinline__ unsigned long long wg_ld_relaxed(const unsigne
   asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 }
+/* *p = v where *p is 0 (a relaxed compare-and-swap at GPU scope). */
+static __device__ __forceinline__ void wg_cas_relaxed(unsigned long long *p,
+                                                      unsigned long long v) {
+  atomicCAS(p, 0ull, v);
+}
 #endif
 /* An accumulator's bits in the low bytes of a word, and back. */
 union wg_acc_word {
@@ -290,6 +300,18 @@ static __device__ __forceinline__ wg_statuses wg_statuses_at(unsigned char *ws) 
   t.counter = (unsigned *)ws;
   t.words = (unsigned long long *)(ws + 16);
   return t;
+}
+
+/* Mode 3's early aggregate: set only where the status is still unset, so
+ * that it never overwrites what the tile's own block has published (the
+ * same aggregate, or its inclusive prefix). Each word on its own: a reader
+ * takes a pair only when both words show one state. */
+static __device__ __forceinline__ void wg_publish_early(const wg_statuses &t,
+                                                        unsigned long long tile, wg_acc v) {
+  unsigned long long *at = t.words + tile * WG_STATUS_WORDS;
+  const unsigned long long bits = wg_acc_bits(v);
+  wg_cas_relaxed(at, (bits << 32) | WG_AGGREGATE);
+  if constexpr (!WG_PACKED) wg_cas_relaxed(at + 1, (bits & 0xffffffff00000000ull) | WG_AGGREGATE);
 }
 
 static __device__ __forceinline__ void wg_publish(const wg_statuses &t, unsigned long long tile,
@@ -539,7 +561,8 @@ static __device__ __forceinline__ void wg_tile_out(wg_out *q, unsigned long long
 
 static __device__ __forceinline__ void wg_tiles(
     const wg_elem *in, wg_out *out, unsigned long long rows, unsigned long long cols,
-    unsigned long long in_stride, unsigned long long out_stride, unsigned char *workspace) {
+    unsigned long long in_stride, unsigned long long out_stride, unsigned mode,
+    unsigned char *workspace) {
   __shared__ __align__(16) uint4 stage[WG_STAGE_VECTORS];
   __shared__ wg_acc warp_totals[WG_BLOCK / 32];
   __shared__ wg_acc tile_prefix;
@@ -548,20 +571,39 @@ static __device__ __forceinline__ void wg_tiles(
   const unsigned long long chunks = cols / WG_TILE + (cols % WG_TILE != 0);
   const unsigned long long tiles = rows * chunks;
   const bool serial = workspace == nullptr; /* mode 1 */
-  /* A grid of fewer blocks than tiles loops (the host emulation's grids);
-   * the launcher gives a block a tile. */
-  const bool persistent = gridDim.x < tiles;
+  /* Mode 3: every tile is read twice, the second time from L2. Jobs come
+   * in pairs: job 2i reads tile i + ahead and publishes its aggregate
+   * early (a row's first tile needs none: it publishes its inclusive
+   * prefix at once), job 2i + 1 scans tile i as mode 2 does. By the time
+   * a tile's look-back runs, the aggregates of the `ahead` tiles before
+   * it are out, so it walks back without waiting on their loads, and
+   * memory keeps reading while look-backs wait. */
+  const unsigned long long ahead =
+      mode == 3 ? (tiles / 4 < WG_AHEAD ? tiles / 4 : (unsigned long long)WG_AHEAD) : 0ull;
+  const unsigned long long jobs = ahead ? 2 * tiles : tiles;
+  /* A grid of fewer blocks than jobs loops (the host emulation's grids);
+   * the launcher gives a block a job. */
+  const bool persistent = gridDim.x < jobs;
   wg_statuses st = {};
   if (!serial) st = wg_statuses_at(workspace);
-  unsigned long long tile = 0;
+  unsigned long long job = 0;
   if (!serial) {
     if (threadIdx.x == 0) next_tile = atomicAdd(st.counter, 1u);
     __syncthreads();
-    tile = next_tile;
+    job = next_tile;
     __syncthreads(); /* next_tile is written again below */
   }
   wg_acc carry = wg_identity(); /* mode 1: the inclusive prefix so far */
-  while (tile < tiles) {
+  while (job < jobs) {
+    const bool early = ahead && (job & 1) == 0; /* this job reads a tile ahead */
+    const unsigned long long tile = !ahead ? job : early ? (job >> 1) + ahead : job >> 1;
+    if (early && (tile >= tiles || tile % chunks == 0)) { /* nothing to read ahead */
+      if (persistent && threadIdx.x == 0) next_tile = atomicAdd(st.counter, 1u);
+      __syncthreads();
+      job = persistent ? next_tile : jobs;
+      __syncthreads(); /* next_tile is written again */
+      continue;
+    }
     const unsigned long long row = tile / chunks, chunk = tile - row * chunks;
     const unsigned long long e0 = chunk * WG_TILE;
     const wg_elem *p = in + row * in_stride;
@@ -578,7 +620,7 @@ static __device__ __forceinline__ void wg_tiles(
     __syncthreads();
     /* Read here: thread 0 writes next_tile again only after the barrier
      * below. */
-    const unsigned long long next = serial ? tile + 1 : persistent ? next_tile : tiles;
+    const unsigned long long next = serial ? job + 1 : persistent ? next_tile : jobs;
     /* The warps before this one, and the whole tile, folded in order. */
     wg_acc before = wg_identity(), agg = warp_totals[0];
 #pragma unroll
@@ -590,18 +632,20 @@ static __device__ __forceinline__ void wg_tiles(
     if (serial) {
       prefix = chunk ? carry : wg_identity();
       carry = chunk ? wg_combine(carry, agg) : agg;
-    } else {
-      if (warp == 0) {
-        const wg_acc p = wg_lookback(st, tile, chunk, agg, lane);
-        if (lane == 0) tile_prefix = p;
-      }
+    } else if (early) {
+      if (threadIdx.x == 0) wg_publish_early(st, tile, agg);
+    } else if (warp == 0) {
+      const wg_acc p = wg_lookback(st, tile, chunk, agg, lane);
+      if (lane == 0) tile_prefix = p;
     }
     __syncthreads(); /* tile_prefix is set; warp_totals may be written again */
-    if (!serial) prefix = tile_prefix;
-    const wg_acc block_before = wg_combine(prefix, before);
-    if (whole) wg_tile_out<true>(q, e0, cols, true, block_before, base, stage);
-    else wg_tile_out<false>(q, e0, cols, store_aligned, block_before, base, stage);
-    tile = next;
+    if (!early) {
+      if (!serial) prefix = tile_prefix;
+      const wg_acc block_before = wg_combine(prefix, before);
+      if (whole) wg_tile_out<true>(q, e0, cols, true, block_before, base, stage);
+      else wg_tile_out<false>(q, e0, cols, store_aligned, block_before, base, stage);
+    }
+    job = next;
   }
 }
 
@@ -617,7 +661,8 @@ ${kernel}(const wg_elem *in, wg_out *out, unsigned long long rows, unsigned long
 #endif
 #if WG_HAS_TILES
   if (mode != 0)
-    wg_tiles(in, out, rows, cols, in_stride, out_stride, mode == 2 ? workspace : nullptr);
+    wg_tiles(in, out, rows, cols, in_stride, out_stride, mode,
+             mode >= 2 ? workspace : nullptr);
 #endif
   (void)mode;
   (void)workspace;

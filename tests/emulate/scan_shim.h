@@ -72,6 +72,10 @@ static inline unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetc
 /* The memory-order functions of templates/scan.cu. */
 static inline void wg_st_relaxed(unsigned long long *p, unsigned long long v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
 static inline unsigned long long wg_ld_relaxed(const unsigned long long *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+static inline void wg_cas_relaxed(unsigned long long *p, unsigned long long v) {
+  unsigned long long zero = 0;
+  __atomic_compare_exchange_n(p, &zero, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
 static inline void wg_copy16(uint4 *dst, const uint4 *src) { *dst = *src; }
 static inline void wg_copy_wait() {}
 static inline float __int_as_float(int x) { return emu_from<float>((uint32_t)x); }
