@@ -22,8 +22,14 @@ is missing.
 length), so that the shape table in src/fam_rownorm.c can be checked:
   shape type cols op cols=K GB/s  [resident: K >= cols, else streamed]
 
+--bare adds layer_norm without weight and bias and rms_norm without
+weight (ops layer_norm_bare, rms_norm_bare, beside PyTorch's same calls):
+how much of the norms' shortfall is the weight and bias they read each
+row (from shared memory where it fits, else from L2).
+
 usage: bench/rownorm_peers.py [--types f32,bf16] [--cols 32,128,...]
-                              [--reps N] [--compile] [--shapes] [--csv FILE]
+                              [--reps N] [--compile] [--shapes] [--bare]
+                              [--csv FILE]
 """
 import argparse
 import sys
@@ -42,6 +48,7 @@ def main():
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--shapes", action="store_true")
+    ap.add_argument("--bare", action="store_true")
     ap.add_argument("--csv", default=None)
     args = ap.parse_args()
     try:
@@ -121,6 +128,16 @@ def main():
                              (lambda t: F.rms_norm(t, (cols,), w, eps))
                              if hasattr(F, "rms_norm") else None),
             }
+            if args.bare:
+                ops["layer_norm_bare"] = (
+                    lambda: warpgen.layer_norm(x, None, None, eps, out=out),
+                    lambda: F.layer_norm(x, (cols,), None, None, eps),
+                    lambda t: F.layer_norm(t, (cols,), None, None, eps))
+                if hasattr(F, "rms_norm"):
+                    ops["rms_norm_bare"] = (
+                        lambda: warpgen.rms_norm(x, None, eps, out=out),
+                        lambda: F.rms_norm(x, (cols,), None, eps),
+                        lambda t: F.rms_norm(t, (cols,), None, eps))
             if args.shapes:
                 ctx = warpgen.default_context(x.device.index)
                 warpgen.softmax(x, out=out)  # binds the context
