@@ -1095,7 +1095,10 @@ WG_API int wg_reduce_axis_spec(wg_context *ctx, const wg_spec *spec,
  * sums and products change in their last bits from run to run; integers,
  * min, max and the bitwise operators give the same bits either way.
  *
- * One pass over the data (decoupled look-back, 32 KiB tiles). An array of
+ * One pass over the data (decoupled look-back, 32 KiB tiles); from 64
+ * tiles on, for accumulators of up to 4 bytes and out != in, each tile is
+ * read twice, the second time mostly from L2: a job 256 tiles ahead
+ * publishes its total early, so that look-backs wait less. An array of
  * more than one tile takes the workspace of its stream as wg_reduce does
  * (the same pool, the same streams and graph rules) with 16 bytes and 8
  * (16 for 8-byte types) a tile of extra space, which a cuMemsetD8Async on

@@ -418,9 +418,12 @@ static int scan_run(wg_context *ctx, const wg_spec *specp, uint64_t in, uint64_t
    * 0.89, but f64 deterministic fell from 0.89 to 0.83 (its statuses are
    * pairs of words; not investigated) and f64 fast stayed at 0.93.
    * Not for rows of one tile (nothing to read ahead), nor past the grid's
-   * 2^31 - 1 blocks (two a tile). */
+   * 2^31 - 1 blocks (two a tile), nor in place: there the job ahead could
+   * read a tile after the tile's own job has overwritten it with outputs,
+   * and nothing orders its publish after the own job's statuses, so a
+   * wrong aggregate could be seen, however rarely. */
   const bool ahead = tiles >= WG_SCAN_AHEAD_LEAST && chunks > 1 && acc_bytes(&spec) <= 4 &&
-                     tiles <= INT32_MAX / 2;
+                     tiles <= INT32_MAX / 2 && !in_place;
   const unsigned mode = ahead ? 3u : 2u;
   const uint64_t grid = mode == 3 ? 2 * tiles : tiles;
   return launch(ctx, k, &spec, mode, grid, tiles, in, out, rows, cols, in_stride, out_stride,
