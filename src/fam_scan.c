@@ -413,10 +413,11 @@ static int scan_run(wg_context *ctx, const wg_spec *specp, uint64_t in, uint64_t
                    "than a scan takes (2^31 - 1)", tiles, tile);
   /* Mode 3, every tile read twice (a job 256 tiles ahead publishes its
    * aggregate early), for accumulators of up to 4 bytes: on an H100
-   * (bench/experiments/ab.sh build-exp scan, 2^28, two leases, 2026-12-05)
-   * f32 went from 0.86-0.87 to 0.90-0.91 of copy and i32 from 0.85 to
-   * 0.89, but f64 deterministic fell from 0.89 to 0.83 (its statuses are
-   * pairs of words; not investigated) and f64 fast stayed at 0.93.
+   * (2^28; bench/experiments/ab.sh in two leases, 2026-12-05 and -06, and
+   * tests/gpu_scan.sh in a third) f32 went from 0.86-0.87 to 0.90-0.91 of
+   * copy and i32 from 0.85 to 0.89, but f64 deterministic fell from 0.89
+   * to 0.83 (its statuses are pairs of words; not investigated) and f64
+   * fast stayed at 0.93. The H200's number is not measured yet.
    * Not for rows of one tile (nothing to read ahead), nor past the grid's
    * 2^31 - 1 blocks (two a tile), nor in place: there the job ahead could
    * read a tile after the tile's own job has overwritten it with outputs,
