@@ -229,8 +229,10 @@ static wg_spec *call_specs(size_t *count, bool all, int arch) {
   for (size_t p = 0; p < WG_COUNT_OF(prims); p++)
     for (size_t t = 0; t < WG_COUNT_OF(floats); t++) {
       int64_t last = -1;
-      for (uint64_t i = 0; all ? i <= (1u << 17) : i < ncols; i++) {
-        const uint64_t cols = all ? (i ? i : 1u << 20) : cols_list[i];
+      /* Past the list: the lengths of gpu_prim's many rows, 3 and 8 vectors. */
+      const uint64_t many_cols[2] = {3, 8 * (16 / wg_type_size(floats[t]))};
+      for (uint64_t i = 0; all ? i <= (1u << 17) : i < ncols + 2; i++) {
+        const uint64_t cols = all ? (i ? i : 1u << 20) : i < ncols ? cols_list[i] : many_cols[i - ncols];
         wg_spec s = spec_for(prims[p], floats[t], cols);
         s.arch = arch;
         if (s.cols == last) continue;
@@ -473,10 +475,16 @@ static void gpu_prim(wg_primitive p) {
         run_case(ctx, &cases[k], seed + n++);
       }
     }
-    /* Many tiny rows: the grid loops over its tiles. */
+    /* Many tiny rows: the grid loops over its tiles, element by element
+     * (3 columns) and, in place, in whole vectors held in registers (8
+     * vectors a row), where a group of a looping grid loads its next tile
+     * before it writes this one. */
     const rn_case many = {p, t, quick() ? 5000 : 400000, 3, 0, 0, 0, true, true, false, false,
                           1e-5};
     run_case(ctx, &many, seed + n++);
+    const rn_case many_held = {p, t, quick() ? 5000 : 100000, 8 * vec, 0, 0, 0, true, true,
+                               true, false, 1e-5};
+    run_case(ctx, &many_held, seed + n++);
   }
   wg_context_destroy(ctx);
 }
