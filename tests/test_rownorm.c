@@ -477,8 +477,9 @@ static void gpu_prim(wg_primitive p) {
     }
     /* Many tiny rows: the grid loops over its tiles, element by element
      * (3 columns) and, in place, in whole vectors held in registers (8
-     * vectors a row), where a group of a looping grid loads its next tile
-     * before it writes this one. */
+     * vectors a row), enough rows that every group of a looping grid (f16,
+     * bf16, f64) takes several tiles; the other held cases' rows fit in
+     * one round of the grid. */
     const rn_case many = {p, t, quick() ? 5000 : 400000, 3, 0, 0, 0, true, true, false, false,
                           1e-5};
     run_case(ctx, &many, seed + n++);

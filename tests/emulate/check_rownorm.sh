@@ -41,8 +41,8 @@ for pi in 0 1 2 3; do
         { echo "FAIL $spec: g++: $(head -c 3000 "$work/err")"; fails=$((fails+1)); continue; }
       prim=$pi
       # rows cols in_pad out_pad offset weight bias [in place]: in place
-      # both as whole vectors (the rows a block loops over, the next tile
-      # loaded before this one is written) and streamed.
+      # both as whole vectors held in registers (the one block takes every
+      # tile in turn) and streamed.
       for shape in "40 $((sc ? sc : 3000)) 0 0 0 1 1" "9 $((sc ? sc - 1 : 2999)) 3 5 1 1 0" \
                    "13 1 0 0 0 0 1" "7 33 8 16 0 0 0" "6 $((sc * 3 + 5)) 0 0 0 1 1" "0 5 0 0 0 1 1" \
                    "37 $((sc ? sc : 3000)) 8 8 0 1 1 1" "11 $((sc ? sc - 1 : 2999)) 1 1 0 1 0 1"; do
