@@ -203,6 +203,13 @@ static const uint64_t gpu_cols[] = {1,     2,     31,    33,    1000,  1024,
  * and bias after it, f32's blocks of 1024 at 5 vectors a lane. */
 static const uint64_t quick_cols[] = {1, 33, 1000, 5000, 8192, 20000};
 
+/* The row lengths of gpu_prim's many rows, of a type: element by element
+ * (3 columns), and 8 whole vectors held in registers. call_specs
+ * precompiles their kernels. */
+static uint64_t many_cols(wg_type t, int which) {
+  return which == 0 ? 3 : 8 * (16 / wg_type_size(t));
+}
+
 static bool quick(void) {
   const char *q = getenv("WARPGEN_ROWNORM_QUICK");
   return q && *q && strcmp(q, "0") != 0;
@@ -229,10 +236,9 @@ static wg_spec *call_specs(size_t *count, bool all, int arch) {
   for (size_t p = 0; p < WG_COUNT_OF(prims); p++)
     for (size_t t = 0; t < WG_COUNT_OF(floats); t++) {
       int64_t last = -1;
-      /* Past the list: the lengths of gpu_prim's many rows, 3 and 8 vectors. */
-      const uint64_t many_cols[2] = {3, 8 * (16 / wg_type_size(floats[t]))};
+      /* Past the list: the lengths of gpu_prim's many rows. */
       for (uint64_t i = 0; all ? i <= (1u << 17) : i < ncols + 2; i++) {
-        const uint64_t cols = all ? (i ? i : 1u << 20) : i < ncols ? cols_list[i] : many_cols[i - ncols];
+        const uint64_t cols = all ? (i ? i : 1u << 20) : i < ncols ? cols_list[i] : many_cols(floats[t], (int)(i - ncols));
         wg_spec s = spec_for(prims[p], floats[t], cols);
         s.arch = arch;
         if (s.cols == last) continue;
@@ -480,11 +486,11 @@ static void gpu_prim(wg_primitive p) {
      * vectors a row), enough rows that every group of a looping grid (f16,
      * bf16, f64) takes several tiles; the other held cases' rows fit in
      * one round of the grid. */
-    const rn_case many = {p, t, quick() ? 5000 : 400000, 3, 0, 0, 0, true, true, false, false,
-                          1e-5};
+    const rn_case many = {p, t, quick() ? 5000 : 400000, many_cols(t, 0), 0, 0, 0, true, true,
+                          false, false, 1e-5};
     run_case(ctx, &many, seed + n++);
-    const rn_case many_held = {p, t, quick() ? 5000 : 100000, 8 * vec, 0, 0, 0, true, true,
-                               true, false, 1e-5};
+    const rn_case many_held = {p, t, quick() ? 5000 : 100000, many_cols(t, 1), 0, 0, 0, true,
+                               true, true, false, 1e-5};
     run_case(ctx, &many_held, seed + n++);
   }
   wg_context_destroy(ctx);
