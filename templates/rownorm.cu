@@ -543,7 +543,7 @@ static __device__ __forceinline__ void wg_output(wg_num (&x)[E], wg_stats st,
 /* Rows that fit: rows tile + k * WG_GROUPS + (this group), k < R, each in
  * WG_HELD registers a lane as WG_HELD / E pieces of E elements; piece c of
  * lane l is columns (c * WG_GROUP + l) * E onwards. */
-template <int E>
+template <int E, bool Full>
 static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
     wg_elem *out, unsigned long long rows, unsigned cols,
     unsigned long long in_stride, unsigned long long out_stride, wg_num eps,
@@ -565,7 +565,7 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
     const wg_elem *p = in + (valid ? row : 0ull) * in_stride + first_col;
 #pragma unroll
     for (int c = 0; c < P; c++)
-      if ((unsigned)c * STEP < left[k]) wg_hold<E>(x[k][c], p + (unsigned)c * STEP, false);
+      if (Full || (unsigned)c * STEP < left[k]) wg_hold<E>(x[k][c], p + (unsigned)c * STEP, false);
 #endif
   }
 #if WG_STAGED
@@ -575,7 +575,7 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
     const wg_elem *p = (const wg_elem *)wg_stage_bytes + first_col;
 #pragma unroll
     for (int c = 0; c < P; c++)
-      if ((unsigned)c * STEP < left[0]) wg_hold<E>(x[0][c], p + (unsigned)c * STEP, true);
+      if (Full || (unsigned)c * STEP < left[0]) wg_hold<E>(x[0][c], p + (unsigned)c * STEP, true);
     __syncthreads(); /* every lane has its values: the stage takes the next row */
     const unsigned long long next = tile + (unsigned long long)gridDim.x;
     if (threadIdx.x == 0 && next < rows)
@@ -584,7 +584,7 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
 #else
   (void)stage;
 #endif
-  auto here = [&](int k, int c) { return (unsigned)c * STEP < left[k]; };
+  auto here = [&](int k, int c) { return Full || (unsigned)c * STEP < left[k]; };
 #if WG_GROUP > 32 && !WG_STAGED
   /* A block holds one row and an SM one or two blocks: while this row's
    * statistics are folded, the next row this block takes is fetched into
@@ -816,9 +816,25 @@ static __device__ __forceinline__ void wg_rows_fit(const wg_elem *in, const wg_e
   wg_stage stage;
 #endif
   const wg_wb wb = wg_wb_start(weight, bias, (unsigned)cols);
-  WG_FOR_TILES(tile)
-    wg_rows_held<WG_VEC>(in, wb, out, rows, (unsigned)cols, in_stride, out_stride, eps, tile,
-                         slot, stage);
+  /* A tile of rows of exactly the length the kernel holds, all of them in
+   * the matrix, tests no piece: the common case (cols= is the row length
+   * rounded up to a shape) runs without a branch a piece, and the compiler
+   * may interleave the pieces' work. The same for every lane of a block.
+   * 16-bit layernorm in rows of a warp to a block of 512 only: in three
+   * H100 leases that was the one place it won (bf16 16384 columns 0.85-0.87
+   * -> 0.905 of copy); blocks of 1024 ran 15-30 % slower (registers),
+   * rows of a few lanes and the other operations the same or lower. */
+  constexpr bool may_be_full =
+      sizeof(wg_elem) == 2 && WG_OP == 2 && WG_GROUP >= 32 && WG_GROUP <= 512;
+  const bool full_rows = may_be_full && cols == (unsigned long long)WG_GROUP * WG_HELD;
+  WG_FOR_TILES(tile) {
+    if (full_rows && tile + WG_PER_TILE <= rows)
+      wg_rows_held<WG_VEC, may_be_full>(in, wb, out, rows, (unsigned)cols, in_stride,
+                                        out_stride, eps, tile, slot, stage);
+    else
+      wg_rows_held<WG_VEC, false>(in, wb, out, rows, (unsigned)cols, in_stride, out_stride,
+                                  eps, tile, slot, stage);
+  }
 }
 
 template <int E>
