@@ -313,7 +313,9 @@ void wg_oracle_rownorm_row(wg_rownorm_want *want, wg_primitive p, wg_type type,
  * beside a 1.5, 4 all equal, 5 all -1000.25, 6 one 0 (column 0) above a
  * constant rest, so far below that each exp(x - max) is just under half a
  * unit in the last place of 1 (an uncompensated sum that starts at 1
- * loses every one). Elements between rows (stride > cols) are drawn too. */
+ * loses every one), 7 one 0 above -86 to -93 (softmax outputs in the
+ * subnormals of f32 and bf16). Elements between rows (stride > cols) are
+ * drawn too. */
 void wg_oracle_rownorm_fill(wg_type type, void *in, uint64_t rows, uint64_t cols,
                             uint64_t stride, uint64_t seed, bool specials);
 /* Does got[first..first+cols) (of `type`) match? NaN must be NaN, an

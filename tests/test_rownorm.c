@@ -433,8 +433,8 @@ static void run_case(wg_context *ctx, const rn_case *c, uint64_t seed) {
 
 /* Rows for a row length: enough for several tiles and blocks when short. */
 static uint64_t rows_for(uint64_t cols) {
-  if (quick()) return cols >= 1000 ? 7 : 70;
-  if (cols >= (1u << 20)) return 7; /* every special row (wg_oracle_rownorm_fill) */
+  if (quick()) return cols >= 1000 ? 8 : 70;
+  if (cols >= (1u << 20)) return 8; /* every special row (wg_oracle_rownorm_fill) */
   if (cols >= 32768) return 17;
   if (cols >= 8192) return 40;
   if (cols >= 4096) return 60;
