@@ -6,7 +6,7 @@
 # that it comes back however many logs there are).
 #
 # Side by side, benchmark numbers are not measurements: set
-# WARPGEN_GPU_SKIP_BENCH=1 to leave out those of gpu_all.sh and gpu_scan.sh
+# WARPGEN_GPU_SKIP_BENCH=1 to leave out those of gpu_all.sh, gpu_scan.sh and gpu_rownorm.sh
 # (the other scripts' benchmark steps are short and still run). Use it for
 # correctness; time alone. NVRTC is located once here and exported, since
 # gpu_axis.sh, gpu_compact.sh and gpu_dist.sh do not look for it.
