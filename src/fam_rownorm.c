@@ -87,6 +87,7 @@ typedef struct rownorm_shape {
   unsigned block;  /* threads a block */
   bool staged;     /* the next row comes into shared memory meanwhile */
   bool wb_staged;  /* weight and bias come into shared memory (wg_rownorm_wb_shared_bytes) */
+  bool raw;        /* lanes hold the 16 bytes as loaded (WG_HOLD_RAW) */
 } rownorm_shape;
 
 /* Softmax and log_softmax blocks that are alone on their SM, from sm_90
@@ -133,9 +134,10 @@ static size_t staged_bytes(rownorm_shape s) { return s.staged ? held_bytes(s) : 
 /* Blocks an SM keeps: what __launch_bounds__ asks for, the type's threads
  * an SM (tuning_of: 512 leaves a thread up to 128 registers, for a lane
  * holds a row's values in registers) over the block's; a block of 1024
- * has no choice. */
+ * has no choice. Rows of a warp or less held as loaded (`raw`, below)
+ * take 1024 threads an SM: 64 registers are room enough for them. */
 static unsigned blocks_per_sm(wg_type type, rownorm_shape s) {
-  const unsigned per_sm = tuning_of(type).threads_per_sm;
+  const unsigned per_sm = s.raw && s.group <= 32 ? 1024u : tuning_of(type).threads_per_sm;
   return s.block >= per_sm ? 1u : per_sm / s.block;
 }
 
@@ -157,11 +159,25 @@ static unsigned blocks_per_sm(wg_type type, rownorm_shape s) {
 #define WG_WB_STAGED_ARCH 80
 #define WG_WB_STAGED_LEAST 8192u /* elements a shape holds */
 
-/* s, staged where the rules above say. */
+/* 16-bit rows held as loaded (WG_HOLD_RAW in templates/rownorm.cu): the
+ * layernorm and rmsnorm blocks of 1024, for room beside weight and bias
+ * (H100, 2026-12-05: bf16 layer_norm 32768 0.76-0.79 -> 0.83-0.85 of
+ * copy; shorter blocks lost, bf16 layer_norm 16384 0.84-0.88 -> 0.67), and
+ * rmsnorm rows of a warp or less, so that an SM keeps 1024 threads at 64
+ * registers where 83 kept 512 (H100, stop 37, two runs each: bf16 32
+ * columns 0.89-0.90 -> 0.92, 128 0.88 -> 0.89, 1024 0.88 -> 0.90, f16
+ * alike). layernorm's warp rows lost so (bf16 32 0.93 -> 0.88: an unpack
+ * an element for each of its three passes, and spills at 1024), as did
+ * rmsnorm blocks of 128 to 512 (stop 34, 4096 columns 0.87-0.95 ->
+ * 0.73-0.83). */
+
+/* s, staged and held where the rules above say. */
 static rownorm_shape staging(rownorm_shape s, wg_primitive primitive, wg_type type, int arch) {
   const bool norm = primitive == WG_RMSNORM_ROWS || primitive == WG_LAYERNORM_ROWS;
   const bool looping = !tuning_of(type).full_grid;
   const bool narrow = wg_types[type].size == 2; /* f16, bf16 */
+  s.raw = narrow && norm &&
+          (s.group == 1024 || (s.group <= 32 && primitive == WG_RMSNORM_ROWS));
   s.staged = arch >= WG_STAGED_ARCH && (!norm || (s.group == 1024 && looping && narrow)) &&
              s.group >= WG_STAGED_GROUP && blocks_per_sm(type, s) == 1 &&
              held_bytes(s) <= WG_STAGED_MOST;
@@ -182,7 +198,7 @@ static rownorm_shape staging(rownorm_shape s, wg_primitive primitive, wg_type ty
  * (softmax), rows of 4096 0.86 -> 0.94. cols 0 (any): the largest block. */
 static rownorm_shape shape_for(wg_primitive primitive, wg_type type, int64_t cols, int arch) {
   const uint64_t vec = 16u / wg_types[type].size, most = max_chunks(type);
-  rownorm_shape s = {1024, (unsigned)most, 1, 1024, false, false};
+  rownorm_shape s = {1024, (unsigned)most, 1, 1024, false, false, false};
   const uint64_t vectors = cols > 0 ? ((uint64_t)cols + vec - 1) / vec : UINT64_MAX;
   if (vectors > 1024 * most) return staging(s, primitive, type, arch);
   const uint64_t short_chunks = tuning_of(type).short_chunks;
@@ -276,7 +292,7 @@ static int rownorm_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
       {"group", group},            {"chunks", chunks},
       {"rows_per_round", rpr},     {"min_blocks", min_blocks},
       {"staged", shape.staged ? "1" : "0"}, {"kernel", kernel},
-      {"wb_staged", shape.wb_staged ? "1" : "0"},
+      {"wb_staged", shape.wb_staged ? "1" : "0"}, {"hold_raw", shape.raw ? "1" : "0"},
     };
     rc = wg_template_render(ctx, out, "rownorm.cu", vars, WG_COUNT_OF(vars));
   }

@@ -50,6 +50,32 @@ static __device__ __forceinline__ float wg_exp(float x) {
   else return expf(x);
 }
 static __device__ __forceinline__ double wg_exp(double x) { return exp(x); }
+/* exp(x - max) of an element, times 2^WG_EXP_SHIFT: what softmax's sums
+ * and outputs take (the factor cancels in e / sum, and rescaling by
+ * wg_exp keeps it), and log_softmax's sum (shift 0). The 16-bit types
+ * take the bare ex2.approx.ftz, without exp2f's steps for a result below
+ * 2^-126 (a compare and two predicated multiplies an element): 2^64 lifts
+ * every softmax output that bf16 can hold (down to 2^-133) above that, and
+ * what is still flushed (below 2^-190) rounds to 0 in any 16-bit output;
+ * in log_softmax's sum, of at least 1, such terms were never seen. The
+ * shift rides in the multiply's FMA: the argument errs at most 2^-18,
+ * where the product it replaces erred |x| units of 2^-24. */
+#define WG_EXP_SHIFT (WG_OP == 0 ? 64.0f : 0.0f)
+static __device__ __forceinline__ float wg_exp_elem(float x) {
+  if constexpr (sizeof(wg_elem) == 2) {
+    const float arg = fmaf(x, 1.44269504088896341f, WG_EXP_SHIFT);
+#ifdef __CUDA_ARCH__
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(arg));
+    return r;
+#else
+    return arg < -126.0f ? 0.0f : exp2f(arg);
+#endif
+  } else {
+    return expf(x);
+  }
+}
+static __device__ __forceinline__ double wg_exp_elem(double x) { return exp(x); }
 static __device__ __forceinline__ float wg_log(float x) { return logf(x); }
 static __device__ __forceinline__ double wg_log(double x) { return log(x); }
 static __device__ __forceinline__ float wg_rsqrt(float x) { return rsqrtf(x); }
@@ -182,7 +208,7 @@ static __device__ __forceinline__ void wg_maxsum_trip(wg_maxsum_long &a,
   }
   const wg_num m = a.m;
   wg_kahan_add(a.k, wg_trip_sum<E, U>(x, n, [m](wg_num v) {
-    return v == WG_NEG_INF ? (wg_num)0 : wg_exp(v - m);
+    return v == WG_NEG_INF ? (wg_num)0 : wg_exp_elem(v - m);
   }));
 }
 
@@ -324,18 +350,15 @@ static __device__ __forceinline__ void wg_get_generic(wg_num (&a)[E], const wg_e
   wg_unpack<E>(a, *(const uint4 *)p);
 }
 
-/* A held vector of a row: its values, or, for the 16-bit types' layernorm
- * and rmsnorm in blocks of 1024 (rows of 32768, WG_HOLD_RAW), the 16 bytes
- * as loaded, unpacked again at each pass over them: half the registers
- * (16 a lane, not 32) beside the weight and bias of the output, for an
- * unpack an element a pass. On an H100 (2026-12-05, old and new library
- * alternating, x copy) bf16 layer_norm 32768 went from 0.76-0.79 to
- * 0.83-0.85, f16 from 0.78-0.81 to 0.85; the smaller shapes lost
- * (bf16 layer_norm 16384 0.84-0.88 -> 0.67, 32 columns 0.93 -> 0.85),
- * so they keep their values. Softmax keeps exp(x - max) in the values it
- * held x in (one exp an element). */
-static constexpr bool WG_HOLD_RAW = sizeof(wg_elem) < sizeof(wg_num) && WG_OP >= 2 &&
-                                    WG_GROUP == 1024;
+/* A held vector of a row: its values, or, where the shape says so
+ * (WG_HOLD_RAW: src/fam_rownorm.c, `staging`), the 16 bytes as loaded,
+ * unpacked again at each pass over them: half the registers (16 a lane,
+ * not 32), for an unpack an element a pass. The 16-bit layernorm and
+ * rmsnorm blocks of 1024 (rows of 32768) take it for room beside the
+ * weight and bias of the output; the 16-bit rmsnorm rows of a warp or
+ * less take it so that an SM keeps 1024 threads, not 512. Softmax keeps
+ * exp(x - max) in the values it held x in (one exp an element). */
+static constexpr bool WG_HOLD_RAW = ${hold_raw};
 template <int E, bool RAW = WG_HOLD_RAW>
 struct wg_held {
   wg_num v[E];
@@ -513,7 +536,7 @@ static __device__ __forceinline__ void wg_output(wg_num (&x)[E], wg_stats st,
 #if WG_OP == 0
   (void)weight, (void)bias, (void)col;
 #pragma unroll
-  for (int j = 0; j < E; j++) x[j] = (EXPED ? x[j] : wg_exp(x[j] - st.a)) * st.b;
+  for (int j = 0; j < E; j++) x[j] = (EXPED ? x[j] : wg_exp_elem(x[j] - st.a)) * st.b;
 #elif WG_OP == 1
   (void)weight, (void)bias, (void)col;
 #pragma unroll
@@ -627,7 +650,7 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
         wg_values<E>(v, x[k][c]);
 #pragma unroll
         for (int j = 0; j < E; j++) {
-          const wg_num e = wg_exp(v[j] - st[k].a);
+          const wg_num e = wg_exp_elem(v[j] - st[k].a);
           s += e;
 #if WG_OP == 0
           x[k][c].v[j] = e; /* wg_output<E, true> scales it */
