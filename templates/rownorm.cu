@@ -72,10 +72,10 @@ static __device__ __forceinline__ float wg_exp_elem(float x) {
     return arg < -126.0f ? 0.0f : exp2f(arg);
 #endif
   } else {
-    return expf(x);
+    return wg_exp(x);
   }
 }
-static __device__ __forceinline__ double wg_exp_elem(double x) { return exp(x); }
+static __device__ __forceinline__ double wg_exp_elem(double x) { return wg_exp(x); }
 static __device__ __forceinline__ float wg_log(float x) { return logf(x); }
 static __device__ __forceinline__ double wg_log(double x) { return log(x); }
 static __device__ __forceinline__ float wg_rsqrt(float x) { return rsqrtf(x); }
