@@ -7,10 +7,13 @@
  * The shape comes from the row length: a logical warp of 1 to 32 lanes
  * for short rows, a warp, or a block of up to 1024 threads, each lane
  * holding up to 4 16-byte vectors in registers (f32 rows past 8192
- * elements: up to 8), so that a row is read once. Rows longer than a block
- * holds are streamed twice by a block of 1024 (templates/rownorm.cu). On
- * sm_90 and newer, softmax blocks alone on their SM stage their next row
- * in shared memory while they work on this one (`staging`).
+ * elements: up to 8), so that a row is read once. Longer f32 rows, and
+ * f64 softmax and log_softmax rows, keep what the registers of a block of
+ * 1024 cannot hold in its shared memory, from sm_80 on, as far as shared
+ * memory goes (`kept`, `keeps_rest`); other rows, and rows longer still,
+ * are streamed twice by a block of 1024 (templates/rownorm.cu). On sm_90 and
+ * newer, softmax blocks alone on their SM stage their next row in shared
+ * memory while they work on this one (`staging`).
  */
 #include "driver.h"
 #include "fam_rownorm.h"
@@ -82,7 +85,8 @@ static const rownorm_op *op_of(wg_primitive p) {
 
 typedef struct rownorm_shape {
   unsigned group;  /* lanes a row: 1..32 within a warp, 64..1024 a block */
-  unsigned chunks; /* 16-byte vectors a lane holds */
+  unsigned chunks; /* 16-byte vectors a lane holds in registers */
+  unsigned kept;   /* and in shared memory (blocks of 1024 only) */
   unsigned rows_per_round;
   unsigned block;  /* threads a block */
   bool staged;     /* the next row comes into shared memory meanwhile */
@@ -123,13 +127,16 @@ static uint64_t pow2_at_least(uint64_t x) {
 static unsigned max_chunks(wg_type type) { return wg_types[type].size == 4 ? 8u : 4u; }
 
 /* What a shape holds of a row: bytes, and elements of `type`. */
-static size_t held_bytes(rownorm_shape s) { return (size_t)s.group * s.chunks * 16u; }
+static size_t held_bytes(rownorm_shape s) { return (size_t)s.group * (s.chunks + s.kept) * 16u; }
 static unsigned held_elements(rownorm_shape s, wg_type type) {
-  return s.group * s.chunks * (16u / (unsigned)wg_types[type].size);
+  return s.group * (s.chunks + s.kept) * (16u / (unsigned)wg_types[type].size);
 }
 
-/* Bytes of shared memory a staged row takes: what the shape holds. */
-static size_t staged_bytes(rownorm_shape s) { return s.staged ? held_bytes(s) : 0; }
+/* Bytes of dynamic shared memory a row takes: a staged row, what the shape
+ * holds; a kept one, what its registers do not. */
+static size_t row_shared_bytes(rownorm_shape s) {
+  return s.staged ? held_bytes(s) : (size_t)s.group * s.kept * 16u;
+}
 
 /* Blocks an SM keeps: what __launch_bounds__ asks for, the type's threads
  * an SM (tuning_of: 512 leaves a thread up to 128 registers, for a lane
@@ -178,12 +185,44 @@ static rownorm_shape staging(rownorm_shape s, wg_primitive primitive, wg_type ty
   const bool narrow = wg_types[type].size == 2; /* f16, bf16 */
   s.raw = narrow && norm &&
           (s.group == 1024 || (s.group <= 32 && primitive == WG_RMSNORM_ROWS));
-  s.staged = arch >= WG_STAGED_ARCH && (!norm || (s.group == 1024 && looping && narrow)) &&
+  s.staged = arch >= WG_STAGED_ARCH && s.kept == 0 &&
+             (!norm || (s.group == 1024 && looping && narrow)) &&
              s.group >= WG_STAGED_GROUP && blocks_per_sm(type, s) == 1 &&
              held_bytes(s) <= WG_STAGED_MOST;
   s.wb_staged = arch >= WG_WB_STAGED_ARCH && held_elements(s, type) >= WG_WB_STAGED_LEAST &&
                 looping && norm;
   return s;
+}
+
+/* Rows past what the registers of a block of 1024 hold keep the rest of
+ * the row in its shared memory (templates/rownorm.cu, WG_KEPT: cp.async,
+ * sm_80 on), so that they are read once, not streamed twice. Vectors a
+ * lane keeps there, at most: what a block may opt in to on the
+ * architecture (227 KiB from sm_90, 163 KiB on sm_80 and sm_87, 99 KiB on
+ * the others) less 19 KiB: the block's static shared memory (the folds'
+ * buffers, up to 3 KiB) always fits beside it. */
+#define WG_KEPT_ARCH 80
+#define WG_KEPT_ROOMIEST_ARCH 90 /* spec_cols rounds lengths to its shapes */
+static unsigned kept_most(int arch) {
+  switch (arch) {
+  case 80: case 87: return 9;                       /* 144 KiB */
+  case 90: case 100: case 103: case 110: return 13; /* 208 KiB */
+  default: return arch >= WG_KEPT_ARCH ? 5u : 0u;   /* 80 KiB */
+  }
+}
+
+/* Where keeping pays: f32 rows, and f64 softmax and log_softmax. On an
+ * H100 (stop 39, `bench/experiments/ab.sh`, x copy, streamed -> kept, two
+ * runs each): f32 65536 softmax 0.66-0.68 -> 0.92, layer_norm 0.60 ->
+ * 0.80, rms_norm 0.64 -> 0.81; f64 16384 softmax 0.59 -> 0.66,
+ * log_softmax 0.56 -> 0.68, 32768 0.58-0.60 -> 0.59-0.62. Where a
+ * streamed row's second read mostly hits the L2 (rows of 128 KiB), one
+ * block of 1024 an SM lost to the streamed blocks: f64 rms_norm 16384
+ * 0.81 -> 0.72, layer_norm 0.71 -> 0.70, bf16 65536 softmax 0.75 -> 0.69,
+ * rms_norm 0.77 -> 0.72 (only bf16 layer_norm gained, 0.66 -> 0.68). */
+static bool keeps_rest(wg_primitive primitive, wg_type type) {
+  const bool softmax = primitive == WG_SOFTMAX_ROWS || primitive == WG_LOG_SOFTMAX_ROWS;
+  return type == WG_F32 || (type == WG_F64 && softmax);
 }
 
 /* Short rows (what a warp holds at the type's short_chunks vectors a
@@ -195,12 +234,19 @@ static rownorm_shape staging(rownorm_shape s, wg_primitive primitive, wg_type ty
  * (f32: 8; every other type's max_chunks is 4, so its blocks grow to
  * 1024 threads of 4 instead). On the H200
  * (2^26 f32, x copy), 4 a lane beat 8: rows of 1024 0.89 -> 0.95
- * (softmax), rows of 4096 0.86 -> 0.94. cols 0 (any): the largest block. */
+ * (softmax), rows of 4096 0.86 -> 0.94. Past that, a block of 1024 keeps
+ * the rest in shared memory where the architecture has room (kept_most).
+ * cols 0 (any): the largest block, without a kept part. */
 static rownorm_shape shape_for(wg_primitive primitive, wg_type type, int64_t cols, int arch) {
   const uint64_t vec = 16u / wg_types[type].size, most = max_chunks(type);
-  rownorm_shape s = {1024, (unsigned)most, 1, 1024, false, false, false};
+  rownorm_shape s = {1024, (unsigned)most, 0, 1, 1024, false, false, false};
   const uint64_t vectors = cols > 0 ? ((uint64_t)cols + vec - 1) / vec : UINT64_MAX;
-  if (vectors > 1024 * most) return staging(s, primitive, type, arch);
+  if (vectors > 1024 * most) {
+    const uint64_t chunks = cols > 0 ? (vectors + 1023) / 1024 : UINT64_MAX;
+    if (keeps_rest(primitive, type) && chunks - most <= kept_most(arch))
+      s.kept = (unsigned)(chunks - most);
+    return staging(s, primitive, type, arch);
+  }
   const uint64_t short_chunks = tuning_of(type).short_chunks;
   const uint64_t per_lane = vectors <= 32 * short_chunks        ? short_chunks
                             : vectors <= WG_BLOCK_CHUNK_ROWS * WG_BLOCK_CHUNKS ? WG_BLOCK_CHUNKS
@@ -215,11 +261,14 @@ static rownorm_shape shape_for(wg_primitive primitive, wg_type type, int64_t col
 }
 
 /* The cols= of the kernel a call with rows of `cols` uses: what its shape
- * holds (so nearby lengths share a kernel), 0 beyond what a block holds. */
-static int64_t spec_cols(wg_type type, uint64_t cols) {
-  const uint64_t vec = 16u / wg_types[type].size;
-  if (cols == 0 || cols > 1024ull * max_chunks(type) * vec) return 0;
-  return held_elements(shape_for(WG_SOFTMAX_ROWS, type, (int64_t)cols, 0), type);
+ * holds on the roomiest architecture (so nearby lengths share a kernel),
+ * 0 where that shape streams the row. An arch with less room streams some
+ * of those lengths with the same kernel. */
+static int64_t spec_cols(wg_primitive primitive, wg_type type, uint64_t cols) {
+  if (cols == 0 || cols > INT64_MAX) return 0;
+  const rownorm_shape s = shape_for(primitive, type, (int64_t)cols, WG_KEPT_ROOMIEST_ARCH);
+  const unsigned holds = held_elements(s, type);
+  return holds >= cols ? (int64_t)holds : 0;
 }
 
 /* --- the descriptor -------------------------------------------------------- */
@@ -242,7 +291,7 @@ static void rownorm_format_keys(wg_buf *out, const wg_spec *s) {
 
 static size_t rownorm_shared_bytes(const wg_spec *c, unsigned block_size) {
   (void)block_size;
-  return staged_bytes(shape_for(c->primitive, c->type, c->cols, c->arch));
+  return row_shared_bytes(shape_for(c->primitive, c->type, c->cols, c->arch));
 }
 
 static void rownorm_name_suffix(wg_buf *out, const wg_spec *c) {
@@ -255,13 +304,14 @@ static int rownorm_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
     return wg_fail(ctx, WG_ESPEC, "'%s' is not a fused row kernel",
                    wg_primitives[c->primitive].name);
   const rownorm_shape shape = shape_for(c->primitive, c->type, c->cols, c->arch);
-  char spec_text[256], kernel[128], block[16], group[16], chunks[16], rpr[16], min_blocks[16],
-      summary[400];
+  char spec_text[256], kernel[128], block[16], group[16], chunks[16], kept[16], rpr[16],
+      min_blocks[16], summary[400];
   wg_spec_format(spec_text, sizeof spec_text, c);
   wg_kernel_name(kernel, sizeof kernel, c);
   snprintf(block, sizeof block, "%u", shape.block);
   snprintf(group, sizeof group, "%u", shape.group);
   snprintf(chunks, sizeof chunks, "%u", shape.chunks);
+  snprintf(kept, sizeof kept, "%u", shape.kept);
   snprintf(rpr, sizeof rpr, "%u", shape.rows_per_round);
   snprintf(min_blocks, sizeof min_blocks, "%u", blocks_per_sm(c->type, shape));
   const unsigned holds = held_elements(shape, c->type);
@@ -275,8 +325,9 @@ static int rownorm_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
   else
     snprintf(summary, sizeof summary,
              "The shape for rows of up to %u\n * elements: a block of %u threads a row, "
-             "%u 16-byte vector%s a thread%s%s.",
+             "%u 16-byte vector%s a thread%s%s%s.",
              holds, shape.group, shape.chunks, shape.chunks == 1 ? "" : "s",
+             shape.kept ? " in registers and the rest in shared memory" : "",
              shape.staged ? ",\n * the next row staged in shared memory" : "",
              shape.wb_staged ? ",\n * weight and bias copied into shared memory where they fit"
                              : "");
@@ -289,7 +340,7 @@ static int rownorm_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
       {"what", op->what},          {"shape_summary", summary},
       {"prelude", prelude.data},   {"num", wg_types[c->type].acc},
       {"op", op->op},              {"block", block},
-      {"group", group},            {"chunks", chunks},
+      {"group", group},            {"chunks", chunks},          {"kept", kept},
       {"rows_per_round", rpr},     {"min_blocks", min_blocks},
       {"staged", shape.staged ? "1" : "0"}, {"kernel", kernel},
       {"wb_staged", shape.wb_staged ? "1" : "0"}, {"hold_raw", shape.raw ? "1" : "0"},
@@ -390,13 +441,13 @@ static int rownorm_run(wg_context *ctx, const wg_spec *spec, const rownorm_args 
   const uint64_t per_tile = (uint64_t)(shape.block / shape.group) * shape.rows_per_round;
   uint64_t grid = a->rows / per_tile + (a->rows % per_tile != 0);
   uint64_t resident = (uint64_t)k->default_grid * 256u / shape.block;
-  if (shape.staged)
+  if (shape.staged || shape.kept) /* the default grid counted blocks of 256 beside their room */
     resident = (uint64_t)ctx->device->info.sm_count * blocks_per_sm(type, shape);
   if (resident < 1) resident = 1;
   if (grid > resident && (shape.staged || !tuning_of(type).full_grid)) grid = resident;
   if (grid > WG_MAX_GRID) grid = WG_MAX_GRID;
-  size_t shared = staged_bytes(shape);
-  if (shape.wb_staged && a->cols <= held_elements(shape, type)) { /* after the staged row, if any */
+  size_t shared = row_shared_bytes(shape);
+  if (shape.wb_staged && a->cols <= held_elements(shape, type)) { /* after the row's, if any */
     const uint64_t sms = ctx->device->info.sm_count ? ctx->device->info.sm_count : 1;
     const uint64_t keeps = resident / sms > blocks_per_sm(type, shape) ? resident / sms
                                                                       : blocks_per_sm(type, shape);
@@ -443,7 +494,7 @@ static int call(wg_context *ctx, wg_primitive primitive, wg_type type, const row
   spec.primitive = primitive;
   spec.type = type;
   spec.op = WG_OP_NONE;
-  spec.cols = spec_cols(type, a->cols);
+  spec.cols = spec_cols(primitive, type, a->cols);
   int status = wg_spec_validate(ctx, &spec);
   if (status) return status;
   return rownorm_run(ctx, &spec, a, stream);
@@ -490,10 +541,13 @@ int wg_rownorm_spec(wg_context *ctx, const wg_spec *spec, uint64_t in, uint64_t 
 }
 
 void wg_rownorm_shape_numbers(wg_primitive primitive, wg_type type, int64_t cols, int arch,
-                              unsigned out[6]) {
+                              unsigned out[7]) {
   const rownorm_shape s = shape_for(primitive, type, cols, arch);
   out[0] = s.group, out[1] = s.chunks, out[2] = s.rows_per_round, out[3] = s.block;
   out[4] = s.staged;
   out[5] = s.wb_staged;
+  out[6] = s.kept;
 }
-int64_t wg_rownorm_spec_cols(wg_type type, uint64_t cols) { return spec_cols(type, cols); }
+int64_t wg_rownorm_spec_cols(wg_primitive primitive, wg_type type, uint64_t cols) {
+  return spec_cols(primitive, type, cols);
+}

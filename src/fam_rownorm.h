@@ -11,9 +11,10 @@
  * architecture `arch` (e.g. 90): out[0] lanes a row, out[1] 16-byte
  * vectors a lane, out[2] rows in flight a group, out[3] threads a block,
  * out[4] 1 when the next row is staged in shared memory, else 0, out[5]
- * 1 when weight and bias are (where they fit), else 0. */
+ * 1 when weight and bias are (where they fit), else 0, out[6] 16-byte
+ * vectors a lane keeps in shared memory beyond out[1]. */
 void wg_rownorm_shape_numbers(wg_primitive primitive, wg_type type, int64_t cols, int arch,
-                              unsigned out[6]);
+                              unsigned out[7]);
 /* An SM's shared memory, in bytes: what it holds for all its blocks, what
  * the system reserves of each block's, what one block may opt in to, and
  * what the kernel declares statically. */
@@ -28,8 +29,9 @@ typedef struct wg_rownorm_room {
  * none either. */
 size_t wg_rownorm_wb_shared_bytes(const wg_rownorm_room *room, unsigned per_sm,
                                   size_t row_bytes, bool weight, bool bias);
-/* The cols= of the kernel a call with rows of `cols` runs: the length its
- * shape holds, 0 beyond a block. */
-int64_t wg_rownorm_spec_cols(wg_type type, uint64_t cols);
+/* The cols= of the kernel a call of `primitive` with rows of `cols` runs:
+ * the length its shape holds (in registers, and kept in shared memory on
+ * sm_90), 0 where that shape streams the row. */
+int64_t wg_rownorm_spec_cols(wg_primitive primitive, wg_type type, uint64_t cols);
 
 #endif /* WG_FAM_ROWNORM_H */

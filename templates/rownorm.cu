@@ -5,9 +5,10 @@
  * matrix (row r of the input starts at element r * in_stride, of the
  * output at r * out_stride). ${shape_summary}
  *
- * A row of up to WG_GROUP * WG_HELD elements stays in registers: it is
- * read once, its statistics come from the registers, and it is written
- * once. Longer rows (a kernel made for shorter ones, or beyond what a
+ * A row of up to WG_GROUP * WG_HELD elements stays on the chip: in
+ * registers, and in a block's shared memory for the part that registers
+ * cannot keep (WG_KEPT vectors a lane, sm_80 on); it is read once, its
+ * statistics come from what holds it, and it is written once. Longer rows (a kernel made for shorter ones, or beyond what a
  * block holds) are streamed: one read for the statistics, a second to
  * write. Rows whose bases, strides, weight and bias are all 16-byte
  * aligned, with cols a multiple of a vector, move in 16-byte vectors; any
@@ -24,18 +25,20 @@ typedef ${num} wg_num; /* what the statistics are computed in */
 #define WG_OP ${op}   /* 0 softmax, 1 log_softmax, 2 layernorm, 3 rmsnorm */
 #define WG_BLOCK ${block}   /* threads a block; launches use exactly this */
 #define WG_GROUP ${group}   /* lanes a row: <= 32 a logical warp, else the block */
-#define WG_CHUNKS ${chunks} /* 16-byte vectors a lane holds */
+#define WG_CHUNKS ${chunks} /* 16-byte vectors a lane holds in registers */
+#define WG_KEPT ${kept}     /* and in shared memory (wg_kept_slot) */
 #define WG_ROWS_PER_ROUND ${rows_per_round} /* rows a group has in flight */
 #define WG_STAGED ${staged} /* 1: a block's next row comes into shared memory meanwhile */
 #define WG_WB_STAGED ${wb_staged} /* 1: weight and bias come into shared memory (wg_wb_start) */
 #define WG_VEC ((int)(16 / sizeof(wg_elem))) /* elements a vector */
-#define WG_HELD (WG_CHUNKS * WG_VEC)          /* elements a lane holds */
+#define WG_HELD ((WG_CHUNKS + WG_KEPT) * WG_VEC) /* elements a lane holds */
 #define WG_GROUPS (WG_BLOCK / WG_GROUP)       /* rows a block works on at once */
 #define WG_SHFL_WIDTH (WG_GROUP < 32 ? WG_GROUP : 32)
 static_assert(WG_GROUP <= 32 ? WG_BLOCK % WG_GROUP == 0 : WG_BLOCK == WG_GROUP,
               "a group is a part of a warp or the whole block");
 static_assert(WG_GROUP <= 32 || WG_ROWS_PER_ROUND == 1, "a block takes one row at a time");
 static_assert(!WG_STAGED || WG_GROUP > 32, "a staged row is a block's");
+static_assert(!WG_KEPT || (WG_GROUP > 32 && !WG_STAGED), "a kept row is a block's, unstaged");
 static_assert(!WG_WB_STAGED || (WG_GROUP > 32 && WG_OP >= 2), "staged weights are block rows'");
 
 /* ---- arithmetic in wg_num ---- */
@@ -392,13 +395,22 @@ static __device__ __forceinline__ void wg_prefetch_l2(const void *p) {
 #endif
 }
 
+#if WG_STAGED || WG_KEPT || WG_WB_STAGED
+/* The block's dynamic shared memory: a staged row (WG_STAGED) or the kept
+ * part of a row (WG_KEPT), then staged weight and bias (WG_WB_STAGED). */
+#ifdef __CUDA_ARCH__
+extern __shared__ __align__(16) unsigned char wg_dynamic_bytes[];
+#else
+extern unsigned char wg_dynamic_bytes[]; /* the host emulator's (tests/emulate) */
+#endif
+#endif
+
 #if WG_STAGED
 /* The staged row: the block's next row, brought into dynamic shared
  * memory (WG_GROUP * WG_HELD elements) by bulk copies that complete an
  * mbarrier's phase, while the block folds and writes the row before. A
  * block's rows go: wait for the phase, every lane takes its values into
  * registers, a barrier, then one thread starts the next row's copy. */
-extern __shared__ __align__(16) unsigned char wg_stage_bytes[];
 struct wg_stage { unsigned buf, bar, parity; }; /* shared addresses, the phase awaited */
 
 static __device__ __forceinline__ unsigned wg_shared_addr(const void *p) {
@@ -431,7 +443,7 @@ static __device__ __forceinline__ void wg_stage_wait(wg_stage &st) {
  * started. Every thread of the block calls it. */
 static __device__ __forceinline__ wg_stage wg_stage_start(const wg_elem *src, unsigned bytes) {
   __shared__ __align__(8) unsigned long long bar;
-  const wg_stage st = {wg_shared_addr(wg_stage_bytes), wg_shared_addr(&bar), 0u};
+  const wg_stage st = {wg_shared_addr(wg_dynamic_bytes), wg_shared_addr(&bar), 0u};
   if (threadIdx.x == 0) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" : : "r"(st.bar) : "memory");
     /* the initialised barrier, seen by the copy engine */
@@ -443,6 +455,37 @@ static __device__ __forceinline__ wg_stage wg_stage_start(const wg_elem *src, un
 }
 #else
 struct wg_stage {};
+#endif
+
+#if WG_WB_STAGED || WG_KEPT
+/* 16 bytes from global src to shared dst, asynchronously. */
+static __device__ __forceinline__ void wg_copy_async(wg_elem *dst, const wg_elem *src) {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+               : : "r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src) : "memory");
+#else
+  *(uint4 *)dst = *(const uint4 *)src;
+#endif
+}
+/* Until this thread's copies have landed. */
+static __device__ __forceinline__ void wg_copies_wait() {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.wait_all;" : : : "memory");
+#endif
+}
+#endif
+
+#if WG_KEPT
+/* The kept part of a held row: the pieces of each lane past its WG_CHUNKS
+ * in registers, in the block's dynamic shared memory. Each lane copies
+ * its own pieces there with cp.async (no registers on the way) and only
+ * it reads them, so no barrier guards them; its reads of a row's pieces
+ * feed the stores of the row's output before it copies the next row's.
+ * Kept piece i of thread t is 16 bytes at (i * WG_BLOCK + t) * 16: a
+ * warp's accesses are consecutive, without bank conflicts. */
+static __device__ __forceinline__ uint4 *wg_kept_slot(int i) {
+  return (uint4 *)wg_dynamic_bytes + (unsigned)i * WG_BLOCK + threadIdx.x;
+}
 #endif
 
 /* Where a held row's lanes read weight and bias: the lane's first
@@ -459,33 +502,21 @@ struct wg_wb { const wg_elem *w, *b; };
  * weight at [0, cols), bias after it (at 0 without weight). The launch
  * gives the room for what fits beside the blocks an SM keeps; what does
  * not fit stays in global memory. */
-extern __shared__ __align__(16) unsigned char wg_wb_bytes[];
-/* Bytes before them: a staged row comes first. */
-#define WG_WB_AT (WG_STAGED ? (unsigned)WG_GROUP * WG_HELD * (unsigned)sizeof(wg_elem) : 0u)
+/* Bytes before them: a staged row or the kept part of a row comes first. */
+#define WG_WB_AT (WG_STAGED ? (unsigned)WG_GROUP * WG_HELD * (unsigned)sizeof(wg_elem) \
+                            : (unsigned)WG_KEPT * WG_BLOCK * 16u)
 
-/* Bytes of dynamic shared memory the launch gave (0 on the host emulator). */
+/* Bytes of dynamic shared memory the launch gave (on the host emulator,
+ * what it says it gives). */
 static __device__ __forceinline__ unsigned wg_dynamic_shared() {
 #ifdef __CUDA_ARCH__
   unsigned bytes;
   asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
   return bytes;
+#elif defined(WG_EMU_DYNAMIC_BYTES)
+  return WG_EMU_DYNAMIC_BYTES;
 #else
   return 0;
-#endif
-}
-/* 16 bytes from global src to shared dst, asynchronously. */
-static __device__ __forceinline__ void wg_copy_async(wg_elem *dst, const wg_elem *src) {
-#ifdef __CUDA_ARCH__
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
-               : : "r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src) : "memory");
-#else
-  *(uint4 *)dst = *(const uint4 *)src;
-#endif
-}
-/* Until this thread's copies have landed. */
-static __device__ __forceinline__ void wg_copies_wait() {
-#ifdef __CUDA_ARCH__
-  asm volatile("cp.async.wait_all;" : : : "memory");
 #endif
 }
 /* This lane's pieces of `from` (cols elements) into the stage at `at`:
@@ -494,7 +525,7 @@ static __device__ __forceinline__ const wg_elem *wg_wb_copy(const wg_elem *from,
                                                             unsigned cols) {
   constexpr unsigned STEP = (unsigned)WG_GROUP * WG_VEC, P = WG_HELD / WG_VEC;
   const unsigned first_col = threadIdx.x % WG_GROUP * WG_VEC;
-  wg_elem *to = (wg_elem *)(wg_wb_bytes + WG_WB_AT) + at + first_col;
+  wg_elem *to = (wg_elem *)(wg_dynamic_bytes + WG_WB_AT) + at + first_col;
 #pragma unroll
   for (unsigned c = 0; c < P; c++)
     if (c * STEP + first_col < cols) wg_copy_async(to + c * STEP, from + first_col + c * STEP);
@@ -563,22 +594,76 @@ static __device__ __forceinline__ void wg_output(wg_num (&x)[E], wg_stats st,
 #endif
 }
 
-/* Rows that fit: rows tile + k * WG_GROUPS + (this group), k < R, each in
- * WG_HELD registers a lane as WG_HELD / E pieces of E elements; piece c of
+/* A lane's sum over a held row, term by term (add) and piece by piece
+ * (piece_done after each piece c, in order): the values of the pieces in
+ * registers added in order, as they come, and, with a kept part, each
+ * kept piece's sum added pairwise to the others', level b holding a sum
+ * of 2^b of them, merged as a binary counter carries. A lane of a kept
+ * row adds up to 21 pieces (84 f32 values, 136 of a 16-bit type); added
+ * one after another, a large first value swallows the small ones that
+ * follow, each below half its unit (the tests' row of 0 then e^-16.75 in
+ * f32 lost a lane's 83 terms and erred 4.4e-6, the oracle's bound 2.4e-6);
+ * pairwise, a piece's few. The registers' part (32 values a lane at most)
+ * is added as without a kept part. */
+struct wg_lane_sum {
+  wg_num s = 0;
+#if WG_KEPT
+  wg_num piece = 0, level[4];
+  static_assert(WG_KEPT < 16, "four levels");
+#endif
+  __device__ __forceinline__ void add(int c, wg_num t) {
+#if WG_KEPT
+    if (c >= WG_CHUNKS) {
+      piece += t;
+      return;
+    }
+#endif
+    (void)c;
+    s += t;
+  }
+  __device__ __forceinline__ void piece_done(int c) {
+#if WG_KEPT
+    if (c < WG_CHUNKS) return;
+    wg_num v = piece;
+    int b = 0;
+#pragma unroll
+    for (const int i = c - WG_CHUNKS; b < 3 && (i >> b & 1); b++) v = level[b] + v;
+    level[b] = v;
+    piece = 0;
+#else
+    (void)c;
+#endif
+  }
+  __device__ __forceinline__ wg_num total() const {
+    wg_num t = s;
+#if WG_KEPT
+#pragma unroll
+    for (int b = 0; b < 4; b++)
+      if (WG_KEPT >> b & 1) t += level[b];
+#endif
+    return t;
+  }
+};
+
+/* Rows that fit: rows tile + k * WG_GROUPS + (this group), k < R, each
+ * held WG_HELD elements a lane as WG_HELD / E pieces of E elements, the
+ * first PR in registers and the rest kept in shared memory; piece c of
  * lane l is columns (c * WG_GROUP + l) * E onwards. */
 template <int E, bool Full>
 static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
     wg_elem *out, unsigned long long rows, unsigned cols,
     unsigned long long in_stride, unsigned long long out_stride, wg_num eps,
     unsigned long long tile, unsigned &slot, wg_stage &stage) {
-  constexpr int R = WG_ROWS_PER_ROUND, P = WG_HELD / E;
+  constexpr int R = WG_ROWS_PER_ROUND, P = WG_HELD / E, PR = WG_CHUNKS * WG_VEC / E;
+  static_assert(PR == WG_CHUNKS || !WG_KEPT, "wg_lane_sum counts pieces of a vector");
+  static_assert(!WG_KEPT || (E == WG_VEC && R == 1), "a kept row is one row of whole vectors");
   constexpr unsigned STEP = (unsigned)WG_GROUP * E; /* columns between a lane's pieces */
   const unsigned lane = threadIdx.x % WG_GROUP, group = threadIdx.x / WG_GROUP;
   const unsigned first_col = lane * E;
   /* Piece c is in row k when c * STEP < left[k]: one register a row, the
    * rest constants, and addresses are one base plus constant offsets. */
   unsigned left[R];
-  wg_held<E> x[R][P];
+  wg_held<E> x[R][PR];
 #pragma unroll
   for (int k = 0; k < R; k++) {
     const unsigned long long row = tile + (unsigned long long)k * WG_GROUPS + group;
@@ -588,14 +673,19 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
     const wg_elem *p = in + (valid ? row : 0ull) * in_stride + first_col;
 #pragma unroll
     for (int c = 0; c < P; c++)
-      if (Full || (unsigned)c * STEP < left[k]) wg_hold<E>(x[k][c], p + (unsigned)c * STEP, false);
+      if (Full || (unsigned)c * STEP < left[k]) {
+        if (c < PR) wg_hold<E>(x[k][c < PR ? c : 0], p + (unsigned)c * STEP, false);
+#if WG_KEPT
+        else wg_copy_async((wg_elem *)wg_kept_slot(c - PR), p + (unsigned)c * STEP);
+#endif
+      }
 #endif
   }
 #if WG_STAGED
   {
     static_assert(E == WG_VEC && R == 1, "a staged row is one row of whole vectors");
     wg_stage_wait(stage);
-    const wg_elem *p = (const wg_elem *)wg_stage_bytes + first_col;
+    const wg_elem *p = (const wg_elem *)wg_dynamic_bytes + first_col;
 #pragma unroll
     for (int c = 0; c < P; c++)
       if (Full || (unsigned)c * STEP < left[0]) wg_hold<E>(x[0][c], p + (unsigned)c * STEP, true);
@@ -608,6 +698,13 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
   (void)stage;
 #endif
   auto here = [&](int k, int c) { return Full || (unsigned)c * STEP < left[k]; };
+  /* Piece c of row k's values: from registers, or from the kept part. */
+  auto values = [&](wg_num (&v)[E], int k, int c) {
+    if (c < PR) wg_values<E>(v, x[k][c < PR ? c : 0]);
+#if WG_KEPT
+    else wg_unpack<E>(v, *wg_kept_slot(c - PR));
+#endif
+  };
 #if WG_GROUP > 32 && !WG_STAGED
   /* A block holds one row and an SM one or two blocks: while this row's
    * statistics are folded, the next row this block takes is fetched into
@@ -623,6 +720,9 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
     }
   }
 #endif
+#if WG_KEPT
+  wg_copies_wait(); /* the kept pieces have landed */
+#endif
   wg_stats st[R];
 #if WG_OP <= 1
 #pragma unroll
@@ -632,7 +732,7 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
     for (int c = 0; c < P; c++)
       if (here(k, c)) {
         wg_num v[E];
-        wg_values<E>(v, x[k][c]);
+        values(v, k, c);
 #pragma unroll
         for (int j = 0; j < E; j++) m = wg_max(m, v[j]);
       }
@@ -642,22 +742,24 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
   for (int k = 0; k < R; k++) st[k].a = wg_group_all(st[k].a, wg_max_f(), slot);
 #pragma unroll
   for (int k = 0; k < R; k++) {
-    wg_num s = 0;
+    wg_lane_sum s;
 #pragma unroll
-    for (int c = 0; c < P; c++)
+    for (int c = 0; c < P; c++) {
       if (here(k, c)) {
         wg_num v[E];
-        wg_values<E>(v, x[k][c]);
+        values(v, k, c);
 #pragma unroll
         for (int j = 0; j < E; j++) {
           const wg_num e = wg_exp_elem(v[j] - st[k].a);
-          s += e;
+          s.add(c, e);
 #if WG_OP == 0
-          x[k][c].v[j] = e; /* wg_output<E, true> scales it */
+          if (c < PR) x[k][c < PR ? c : 0].v[j] = e; /* wg_output<E, true> scales it */
 #endif
         }
       }
-    st[k].b = s;
+      s.piece_done(c);
+    }
+    st[k].b = s.total();
   }
 #pragma unroll
   for (int k = 0; k < R; k++) {
@@ -672,36 +774,40 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
   for (int k = 0; k < R; k++) {
     const unsigned long long row = tile + (unsigned long long)k * WG_GROUPS + group;
     const wg_num first = row < rows ? wg_load(__ldg(in + row * in_stride)) : (wg_num)0;
-    wg_num s = 0;
+    wg_lane_sum s;
 #pragma unroll
-    for (int c = 0; c < P; c++)
+    for (int c = 0; c < P; c++) {
       if (here(k, c)) {
         wg_num v[E];
-        wg_values<E>(v, x[k][c]);
+        values(v, k, c);
 #pragma unroll
-        for (int j = 0; j < E; j++) s += v[j] - first;
+        for (int j = 0; j < E; j++) s.add(c, v[j] - first);
       }
+      s.piece_done(c);
+    }
     st[k].a = first;
-    st[k].b = s;
+    st[k].b = s.total();
   }
 #pragma unroll
   for (int k = 0; k < R; k++)
     st[k].a += wg_group_all(st[k].b, wg_add_f(), slot) / (wg_num)cols;
 #pragma unroll
   for (int k = 0; k < R; k++) {
-    wg_num q = 0;
+    wg_lane_sum q;
 #pragma unroll
-    for (int c = 0; c < P; c++)
+    for (int c = 0; c < P; c++) {
       if (here(k, c)) {
         wg_num v[E];
-        wg_values<E>(v, x[k][c]);
+        values(v, k, c);
 #pragma unroll
         for (int j = 0; j < E; j++) {
           const wg_num d = v[j] - st[k].a;
-          q += d * d;
+          q.add(c, d * d);
         }
       }
-    st[k].b = q;
+      q.piece_done(c);
+    }
+    st[k].b = q.total();
   }
 #pragma unroll
   for (int k = 0; k < R; k++)
@@ -709,16 +815,18 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
 #else
 #pragma unroll
   for (int k = 0; k < R; k++) {
-    wg_num q = 0;
+    wg_lane_sum q;
 #pragma unroll
-    for (int c = 0; c < P; c++)
+    for (int c = 0; c < P; c++) {
       if (here(k, c)) {
         wg_num v[E];
-        wg_values<E>(v, x[k][c]);
+        values(v, k, c);
 #pragma unroll
-        for (int j = 0; j < E; j++) q += v[j] * v[j];
+        for (int j = 0; j < E; j++) q.add(c, v[j] * v[j]);
       }
-    st[k].b = q;
+      q.piece_done(c);
+    }
+    st[k].b = q.total();
   }
 #pragma unroll
   for (int k = 0; k < R; k++)
@@ -736,8 +844,11 @@ static __device__ __forceinline__ void wg_rows_held(const wg_elem *in, wg_wb wb,
     for (int c = 0; c < P; c++)
       if (here(k, c)) {
         wg_num v[E];
-        wg_values<E>(v, x[k][c]);
-        wg_output<E, true, WG_WB_STAGED>(v, st[k], wb.w, wb.b, (unsigned)c * STEP);
+        values(v, k, c);
+        if (c < PR) /* softmax's registers hold exp(x - max); a kept piece takes it again */
+          wg_output<E, true, WG_WB_STAGED>(v, st[k], wb.w, wb.b, (unsigned)c * STEP);
+        else
+          wg_output<E, false, WG_WB_STAGED>(v, st[k], wb.w, wb.b, (unsigned)c * STEP);
         wg_put<E>(q + (unsigned)c * STEP, v);
       }
   }

@@ -64,19 +64,32 @@ START_TEST(shapes_hold_their_rows) {
     const wg_type type = floats[t];
     const uint64_t vec = 16 / wg_type_size(type);
     const bool softmax = prims[p] == WG_SOFTMAX_ROWS || prims[p] == WG_LOG_SOFTMAX_ROWS;
-    for (uint64_t cols = 1; cols <= 70000; cols += cols < 5000 ? 1 : 7)
-    for (int arch = 80; arch <= 90; arch += 10) {
-      unsigned s[6], c[6];
+    for (uint64_t cols = 1; cols <= 150000; cols += cols < 5000 ? 1 : cols < 70000 ? 7 : 61)
+    for (int arch = 80; arch <= 90; arch += 5) {
+      unsigned s[7], c[7];
       wg_rownorm_shape_numbers(prims[p], type, (int64_t)cols, arch, s);
-      const int64_t sc = wg_rownorm_spec_cols(type, cols);
+      const int64_t sc = wg_rownorm_spec_cols(prims[p], type, cols);
       wg_rownorm_shape_numbers(prims[p], type, sc, arch, c);
       /* The kernel the call picks has the shape made for cols. */
       SHAPE_CHECK(memcmp(s, c, sizeof s) == 0);
-      const uint64_t holds = (uint64_t)s[0] * s[1] * vec;
-      if (sc)
-        SHAPE_CHECK(holds >= cols && (uint64_t)sc == holds);
+      const uint64_t holds = (uint64_t)s[0] * (s[1] + s[6]) * vec;
+      /* Past the registers of a block of 1024, f32 rows and f64 softmax
+       * and log_softmax rows keep the rest in its shared memory as far as
+       * the architecture has room (sm_80 and sm_87 144 KiB, sm_85 here
+       * for the others' 80 KiB, sm_90 208 KiB); other rows, and longer
+       * ones, are streamed. spec_cols rounds as sm_90 does. */
+      const unsigned kept_most = arch == 80 ? 9 : arch == 85 ? 5 : 13;
+      const uint64_t registers = 1024u * (type == WG_F32 ? 8u : 4u) * vec;
+      const bool keeps = type == WG_F32 || (type == WG_F64 && softmax);
+      SHAPE_CHECK(s[6] <= kept_most && (!s[6] || (keeps && s[0] == 1024 && cols > registers)));
+      SHAPE_CHECK(s[6] || !keeps || cols <= registers ||
+                  cols > 1024u * ((type == WG_F32 ? 8u : 4u) + kept_most) * vec);
+      if (sc && holds >= cols)
+        SHAPE_CHECK((uint64_t)sc == holds);
+      else if (sc)
+        SHAPE_CHECK(arch < 90 && s[0] == 1024 && s[6] == 0);
       else
-        SHAPE_CHECK(s[0] == 1024 && holds < cols);
+        SHAPE_CHECK(s[0] == 1024 && holds < cols && s[6] == 0);
       SHAPE_CHECK(s[0] >= 1 && s[0] <= 1024 && (s[0] & (s[0] - 1)) == 0);
       SHAPE_CHECK(s[1] >= 1 && s[1] <= 8);
       SHAPE_CHECK(s[0] <= 32 ? s[3] == 256 && s[3] % s[0] == 0 : s[3] == s[0] && s[2] == 1);
@@ -85,10 +98,10 @@ START_TEST(shapes_hold_their_rows) {
        * and log_softmax in blocks of 512 or more, the norms of f16 and
        * bf16 in blocks of 1024. */
       const bool narrow = type == WG_F16 || type == WG_BF16;
-      SHAPE_CHECK(!s[4] || (arch >= 90 && s[0] >= 512));
+      SHAPE_CHECK(!s[4] || (arch >= 90 && s[0] >= 512 && s[6] == 0));
       SHAPE_CHECK(!s[4] || softmax || (s[0] == 1024 && narrow));
       SHAPE_CHECK(s[4] * s[0] * s[1] * 16u <= 64u * 1024u);
-      SHAPE_CHECK(!((softmax || narrow) && arch >= 90 && s[0] == 1024 &&
+      SHAPE_CHECK(!((softmax || narrow) && arch >= 90 && s[0] == 1024 && s[6] == 0 &&
                     s[0] * s[1] * 16u <= 64u * 1024u) ||
                   s[4] == 1);
       /* Weight and bias staged: the norms' blocks that hold rows of 8192
@@ -192,16 +205,24 @@ END_TEST
 /* --- the specs the calls pick ------------------------------------------------ */
 
 /* Row lengths of the gpu cases; the quick list for compute-sanitizer. */
-/* 12000 (f64) and 65536 are past what a block's registers hold: streamed
- * rows of a length a benchmark runs, beside 2^20. 20000 is a partial row
- * of the blocks of 1024 (f16 and bf16 norms: the staged row, weight and
- * bias after it) and of f32's kernel for 20480 (1024 threads of 5
+/* Past what a block's registers hold, a block of 1024 keeps the rest of
+ * f32 rows and of f64 softmax and log_softmax rows in shared memory (sm_80
+ * on): f64 from 8193 (one vector kept, by one lane) to 32769 (13 vectors
+ * a lane kept, the most: 208 KiB), f32 from 32769 (one vector kept) to
+ * 86016 (the most), 12000, 20000 and 40000 partly filling their last
+ * vectors. The other rows past
+ * registers (f64 norms from 8193, the 16-bit types from 32769) and longer
+ * ones (139264, 2^20) are streamed. 20000 is also a partial row of the
+ * blocks of 1024 (f16 and bf16 norms: the staged row, weight and bias
+ * after it) and of f32's kernel for 20480 (1024 threads of 5
  * vectors). */
-static const uint64_t gpu_cols[] = {1,     2,     31,    33,    1000,  1024,
-                                    4096,  12000, 20000, 32768, 65536, 1u << 20};
+static const uint64_t gpu_cols[] = {1,     2,     31,    33,    1000,   1024,   4096,
+                                    8193,  12000, 20000, 32768, 32769,  40000,  65536,
+                                    86016, 139264, 1u << 20};
 /* 8192: staged weights; 20000: the 16-bit norms' staged row with weight
- * and bias after it, f32's blocks of 1024 at 5 vectors a lane. */
-static const uint64_t quick_cols[] = {1, 33, 1000, 5000, 8192, 20000};
+ * and bias after it, f32's blocks of 1024 at 5 vectors a lane, f64
+ * softmax's kept row; 40000: f32's kept rows. */
+static const uint64_t quick_cols[] = {1, 33, 1000, 5000, 8192, 20000, 40000};
 
 /* The row lengths of gpu_prim's many rows, of a type: element by element
  * (3 columns), and 8 whole vectors held in registers. call_specs
@@ -221,7 +242,7 @@ static wg_spec spec_for(wg_primitive p, wg_type t, uint64_t cols) {
   s.primitive = p;
   s.type = t;
   s.op = WG_OP_NONE;
-  s.cols = wg_rownorm_spec_cols(t, cols);
+  s.cols = wg_rownorm_spec_cols(p, t, cols);
   return s;
 }
 
@@ -457,11 +478,11 @@ static void gpu_prim(wg_primitive p) {
     const uint64_t vec = 16 / wg_type_size(t);
     for (size_t ci = 0; ci < ncols; ci++) {
       const uint64_t cols = cols_list[ci], rows = rows_for(cols);
-      /* Rows of blocks that stage their next row (sm_90 on) loop over a
-       * grid of what the SMs keep (132 blocks of 1024 on an H200): the
-       * first case of such lengths has enough rows that every block takes
-       * several. */
-      const uint64_t looped = cols >= 5000 && cols <= 32768 && rows < 300 ? 300 : rows;
+      /* Rows of blocks that stage their next row (sm_90 on) or keep part
+       * of it in shared memory (f64 softmax) loop over a grid of what
+       * the SMs keep (132 blocks of 1024 on an H200): the first case of
+       * such lengths has enough rows that every block takes several. */
+      const uint64_t looped = cols >= 5000 && cols <= 40000 && rows < 300 ? 300 : rows;
       /* contiguous; padded by whole vectors (still aligned); padded by odd
        * amounts from an odd base (element by element); in place. */
       const rn_case cases[] = {
@@ -521,19 +542,22 @@ static void rn_job(void *arg, int j, CUstream stream) {
  * oracle. Eight jobs are f32, 300 rows of 1000 and of 16384 (two blocks an
  * SM of 512 threads); two are bf16 rows of 16384: softmax, whose blocks
  * bring their next row into shared memory with bulk copies on sm_90 (the
- * staged rows), and layernorm; two are 140 bf16 rows of 65536, too long
- * to hold and streamed twice (softmax, layernorm). */
+ * staged rows), and layernorm; two are rows past what registers hold:
+ * f32 softmax's 70 rows of 65536, the rest kept in shared memory, and
+ * bf16 layernorm's 36 rows of 2^18, too long to hold and streamed twice. */
 START_TEST(gpu_streams_and_graphs) {
   wg_context *ctx = wg_test_context();
   test_cuda cu;
   test_cuda_open(ctx, &cu);
-  enum { JOBS = RN_JOBS, STREAMS = 4, ROWS = 300, MOST_COLS = 65536, MOST_SIZE = 4 };
+  enum { JOBS = RN_JOBS, STREAMS = 4, ROWS = 300, MOST_COLS = 1 << 18, MOST_SIZE = 4 };
   rn_jobs r = {.ctx = ctx, .job_bytes = (size_t)ROWS * 16384 * MOST_SIZE};
   for (int j = 0; j < JOBS; j++) {
-    const bool streamed = j >= 10; /* 140 x 65536 x 2 bytes: within job_bytes */
-    r.c[j] = (rn_case){prims[streamed ? (j - 10) * 2 : j % 4], j < 8 ? WG_F32 : WG_BF16,
-                       streamed ? 140 : ROWS, j < 4 ? 1000 : streamed ? 65536 : 16384, 0, 0, 0, true,
-                       true, false, false, 1e-5};
+    /* within job_bytes: 70 x 65536 x 4 bytes, 36 x 2^18 x 2 */
+    const bool longest = j >= 10;
+    r.c[j] = (rn_case){prims[longest ? (j - 10) * 2 : j % 4], j < 8 || j == 10 ? WG_F32 : WG_BF16,
+                       j == 10 ? 70 : j == 11 ? 36 : ROWS,
+                       j < 4 ? 1000 : j == 10 ? 65536 : j == 11 ? MOST_COLS : 16384, 0, 0, 0,
+                       true, true, false, false, 1e-5};
   }
   const wg_type wb_types[2] = {WG_F32, WG_BF16};
   unsigned char *in = malloc(JOBS * r.job_bytes), *got = malloc(r.job_bytes);

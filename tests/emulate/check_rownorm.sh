@@ -19,17 +19,33 @@ done
 prims=(softmax-rows log-softmax-rows layernorm-rows rmsnorm-rows)
 types=(f16 bf16 f32 f64)
 # cols= of each spec: short-row groups (1, 2, 4, 8 lanes), a warp, a block
-# of 64 (f32: 513..1024; f16/bf16: 1025..2048; f64: 257..512), any (0).
+# of 64 (f32: 513..1024; f16/bf16: 1025..2048; f64: 257..512), any (0),
+# and the blocks that keep part of their row in shared memory, emulated as
+# a block of 64 that keeps as many vectors a lane (its rows as long as that
+# holds): f32's blocks of 1024 (40000 and 86016) and, for softmax and
+# log_softmax, f64's (12000 and 32769).
 fails=0 runs=0
 for pi in 0 1 2 3; do
   for ti in 0 1 2 3; do
     t=${types[$ti]}
-    case $t in f64) blk=512 ;; f32) blk=1024 ;; *) blk=2048 ;; esac
-    for sc in 4 16 64 128 $blk 0; do
+    softmax=; [ $pi -le 1 ] && softmax=1
+    case $t in
+      f64) blk=512 kept=${softmax:+"12000 32769"} size=8 ;;
+      f32) blk=1024 kept="40000 86016" size=4 ;;
+      *) blk=2048 kept= size=2 ;;
+    esac
+    for sc in 4 16 64 128 $blk 0 $kept; do
       spec="${prims[$pi]} $t cols=$sc"
       [[ "$spec" == *${ROWNORM_FILTER:-}* ]] || continue
       src="$work/k.cu"
       "$build/warpgen" source "$spec" > "$src" 2>"$work/err" || { echo "FAIL $spec: $(cat "$work/err")"; fails=$((fails+1)); continue; }
+      if [[ " $kept " == *" $sc "* ]]; then
+        k=$(sed -n 's/^#define WG_KEPT \([0-9]*\) .*/\1/p' "$src")
+        c=$(sed -n 's/^#define WG_CHUNKS \([0-9]*\) .*/\1/p' "$src")
+        [ "${k:-0}" -gt 0 ] || { echo "FAIL $spec: keeps nothing in shared memory"; fails=$((fails+1)); continue; }
+        sed -i 's/^#define WG_GROUP \(512\|1024\) /#define WG_GROUP 64 /' "$src"
+        sc=$((64 * (c + k) * 16 / size))
+      fi
       grep -q '^#define WG_GROUP \(64\|[0-9]\|[12][0-9]\|3[0-2]\) ' "$src" || { echo "skip $spec (block of more than 64)"; continue; }
       sed -i -e 's/^#define WG_BLOCK [0-9]*/#define WG_BLOCK 64/' \
         -e 's|asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));|f = emu_h2f(h);|' \

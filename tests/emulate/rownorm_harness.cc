@@ -24,6 +24,9 @@ static inline void __syncthreads() { emu_block_bar->arrive_and_wait(); }
 static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 static inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 #include <math.h>
+/* The block's dynamic shared memory (a kept row, weight and bias). */
+#define WG_EMU_DYNAMIC_BYTES (1u << 18)
+alignas(16) unsigned char wg_dynamic_bytes[WG_EMU_DYNAMIC_BYTES];
 
 #include KERNEL_SOURCE
 
