@@ -988,8 +988,12 @@ WG_API int wg_compact(wg_context *ctx, const wg_spec *spec, const uint64_t *inpu
  * The kernel is chosen from cols (cols= of the spec, see wg_primitive):
  * a row of up to 32 * 1024 elements (8 * 1024 for f64) stays in
  * registers, read once: a logical warp of 1 to 32 lanes per short row, a
- * warp, or a block of up to 1024 threads. Longer rows are read twice (once
- * for the statistics, once for the output). No workspace, no atomics: the
+ * warp, or a block of up to 1024 threads. On sm_80 and newer, longer f32
+ * rows (up to 86016 elements on sm_90) and f64 softmax and log_softmax
+ * rows (up to 34816) keep what registers cannot hold in the block's
+ * shared memory, still read once. Longer rows, and the other types' and
+ * operations', are read twice (once for the statistics, once for the
+ * output). No workspace, no atomics: the
  * same input gives the same bits on every run. Asynchronous on `stream`;
  * calls may overlap on any streams and inside graph capture (make one call
  * of each kind first, so that nothing compiles during the capture). */
