@@ -8,11 +8,12 @@
  * A row of up to WG_GROUP * WG_HELD elements stays on the chip: in
  * registers, and in a block's shared memory for the part that registers
  * cannot keep (WG_KEPT vectors a lane, sm_80 on); it is read once, its
- * statistics come from what holds it, and it is written once. Longer rows (a kernel made for shorter ones, or beyond what a
- * block holds) are streamed: one read for the statistics, a second to
- * write. Rows whose bases, strides, weight and bias are all 16-byte
- * aligned, with cols a multiple of a vector, move in 16-byte vectors; any
- * other layout moves one element at a time through the same code. A
+ * statistics come from what holds it, and it is written once. Longer
+ * rows (a kernel made for shorter ones, or beyond what a block holds)
+ * are streamed: one read for the statistics, a second to write. Rows
+ * whose bases, strides, weight and bias are all 16-byte aligned, with
+ * cols a multiple of a vector, move in 16-byte vectors; any other layout
+ * moves one element at a time through the same code. A
  * staged kernel (WG_STAGED, sm_90 on) has each block loop over rows with
  * the next one on its way into shared memory meanwhile. A kernel whose
  * block rows read weight and bias from shared memory (WG_WB_STAGED, sm_80
@@ -599,12 +600,12 @@ static __device__ __forceinline__ void wg_output(wg_num (&x)[E], wg_stats st,
  * registers added in order, as they come, and, with a kept part, each
  * kept piece's sum added pairwise to the others', level b holding a sum
  * of 2^b of them, merged as a binary counter carries. A lane of a kept
- * row adds up to 21 pieces (84 f32 values, 136 of a 16-bit type); added
- * one after another, a large first value swallows the small ones that
- * follow, each below half its unit (the tests' row of 0 then e^-16.75 in
- * f32 lost a lane's 83 terms and erred 4.4e-6, the oracle's bound 2.4e-6);
- * pairwise, a piece's few. The registers' part (32 values a lane at most)
- * is added as without a kept part. */
+ * row adds up to 21 pieces (84 f32 values); added one after another, a
+ * large first value swallows the small ones that follow, each below half
+ * its unit (the tests' row of 0 then e^-16.75 in f32 lost a lane's 83
+ * terms and erred 4.4e-6, the oracle's bound 2.4e-6); pairwise, a
+ * piece's few. The registers' part (32 values a lane at most) is added
+ * as without a kept part. */
 struct wg_lane_sum {
   wg_num s = 0;
 #if WG_KEPT
