@@ -648,9 +648,10 @@ START_TEST(gpu_repeat_and_spec) {
     rn_case c = {prims[p], WG_F32, rows, cols, 0, 0, 0, false, false, false, false, 1e-5};
     WG_TEST_OK(ctx, launch(ctx, &c, d_in, 0, 0, d_out, cols, cols));
     WG_TEST_OK(ctx, wg_memcpy_dtoh(ctx, a, d_out, rows * cols * size, NULL));
-    /* A spec made for other lengths (a warp's, the any-length block's):
-     * the same values within the bound, and the same bits again. */
-    static const char *const shapes[] = {"cols=64", "cols=1024", "cols=0"};
+    /* A spec made for other lengths (a warp's, a block's that keeps part
+     * of its rows in shared memory, the any-length block's): the same
+     * values within the bound, and the same bits again. */
+    static const char *const shapes[] = {"cols=64", "cols=1024", "cols=40960", "cols=0"};
     for (size_t s = 0; s < WG_COUNT_OF(shapes); s++) {
       char text[128];
       snprintf(text, sizeof text, "%s f32 %s", wg_primitive_name(prims[p]), shapes[s]);
