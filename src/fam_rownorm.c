@@ -66,13 +66,14 @@ typedef struct rownorm_op {
   wg_primitive primitive;
   const char *op;   /* WG_OP of templates/rownorm.cu */
   const char *what; /* for the source's header */
+  bool norm;        /* a normalisation with weight (and bias), not a softmax */
 } rownorm_op;
 
 static const rownorm_op rownorm_ops[] = {
-  {WG_SOFTMAX_ROWS, "0", "softmax (exp(x - max) / sum)"},
-  {WG_LOG_SOFTMAX_ROWS, "1", "log_softmax (x - max - log(sum))"},
-  {WG_LAYERNORM_ROWS, "2", "layernorm ((x - mean) / sqrt(var + eps) * w + b)"},
-  {WG_RMSNORM_ROWS, "3", "rmsnorm (x / sqrt(mean(x^2) + eps) * w)"},
+  {WG_SOFTMAX_ROWS, "0", "softmax (exp(x - max) / sum)", false},
+  {WG_LOG_SOFTMAX_ROWS, "1", "log_softmax (x - max - log(sum))", false},
+  {WG_LAYERNORM_ROWS, "2", "layernorm ((x - mean) / sqrt(var + eps) * w + b)", true},
+  {WG_RMSNORM_ROWS, "3", "rmsnorm (x / sqrt(mean(x^2) + eps) * w)", true},
 };
 
 static const rownorm_op *op_of(wg_primitive p) {
@@ -180,7 +181,7 @@ static unsigned blocks_per_sm(wg_type type, rownorm_shape s) {
 
 /* s, staged and held where the rules above say. */
 static rownorm_shape staging(rownorm_shape s, wg_primitive primitive, wg_type type, int arch) {
-  const bool norm = primitive == WG_RMSNORM_ROWS || primitive == WG_LAYERNORM_ROWS;
+  const bool norm = op_of(primitive)->norm;
   const bool looping = !tuning_of(type).full_grid;
   const bool narrow = wg_types[type].size == 2; /* f16, bf16 */
   s.raw = narrow && norm &&
@@ -221,8 +222,7 @@ static unsigned kept_most(int arch) {
  * 0.81 -> 0.72, layer_norm 0.71 -> 0.70, bf16 65536 softmax 0.75 -> 0.69,
  * rms_norm 0.77 -> 0.72 (only bf16 layer_norm gained, 0.66 -> 0.68). */
 static bool keeps_rest(wg_primitive primitive, wg_type type) {
-  const bool softmax = primitive == WG_SOFTMAX_ROWS || primitive == WG_LOG_SOFTMAX_ROWS;
-  return type == WG_F32 || (type == WG_F64 && softmax);
+  return type == WG_F32 || (type == WG_F64 && !op_of(primitive)->norm);
 }
 
 /* Short rows (what a warp holds at the type's short_chunks vectors a
@@ -397,7 +397,7 @@ static int rownorm_run(wg_context *ctx, const wg_spec *spec, const rownorm_args 
                        void *stream) {
   const wg_type type = spec->type;
   const size_t size = wg_types[type].size;
-  const bool norm = spec->primitive == WG_LAYERNORM_ROWS || spec->primitive == WG_RMSNORM_ROWS;
+  const bool norm = op_of(spec->primitive)->norm;
   if (a->rows > 1 && a->in_stride < a->cols)
     return wg_fail(ctx, WG_EINVAL, "in_stride %llu is shorter than a row (%llu columns)",
                    (unsigned long long)a->in_stride, (unsigned long long)a->cols);

@@ -79,11 +79,12 @@ START_TEST(shapes_hold_their_rows) {
        * for the others' 80 KiB, sm_90 208 KiB); other rows, and longer
        * ones, are streamed. spec_cols rounds as sm_90 does. */
       const unsigned kept_most = arch == 80 ? 9 : arch == 85 ? 5 : 13;
-      const uint64_t registers = 1024u * (type == WG_F32 ? 8u : 4u) * vec;
+      const unsigned chunks_most = type == WG_F32 ? 8u : 4u; /* in registers */
+      const uint64_t registers = 1024u * chunks_most * vec;
       const bool keeps = type == WG_F32 || (type == WG_F64 && softmax);
       SHAPE_CHECK(s[6] <= kept_most && (!s[6] || (keeps && s[0] == 1024 && cols > registers)));
       SHAPE_CHECK(s[6] || !keeps || cols <= registers ||
-                  cols > 1024u * ((type == WG_F32 ? 8u : 4u) + kept_most) * vec);
+                  cols > 1024u * (chunks_most + kept_most) * vec);
       if (sc && holds >= cols)
         SHAPE_CHECK((uint64_t)sc == holds);
       else if (sc)
@@ -210,12 +211,11 @@ END_TEST
  * on): f64 from 8193 (one vector kept, by one lane) to 32769 (13 vectors
  * a lane kept, the most: 208 KiB), f32 from 32769 (one vector kept) to
  * 86016 (the most), 12000, 20000 and 40000 partly filling their last
- * vectors. The other rows past
- * registers (f64 norms from 8193, the 16-bit types from 32769) and longer
- * ones (139264, 2^20) are streamed. 20000 is also a partial row of the
- * blocks of 1024 (f16 and bf16 norms: the staged row, weight and bias
- * after it) and of f32's kernel for 20480 (1024 threads of 5
- * vectors). */
+ * vectors. The other rows past registers (f64 norms from 8193, the 16-bit
+ * types from 32769) and longer ones (139264, 2^20) are streamed. 20000 is
+ * also a partial row of the blocks of 1024 (f16 and bf16 norms: the
+ * staged row, weight and bias after it) and of f32's kernel for 20480
+ * (1024 threads of 5 vectors). */
 static const uint64_t gpu_cols[] = {1,     2,     31,    33,    1000,   1024,   4096,
                                     8193,  12000, 20000, 32768, 32769,  40000,  65536,
                                     86016, 139264, 1u << 20};
@@ -551,14 +551,15 @@ START_TEST(gpu_streams_and_graphs) {
   test_cuda_open(ctx, &cu);
   enum { JOBS = RN_JOBS, STREAMS = 4, ROWS = 300, MOST_COLS = 1 << 18, MOST_SIZE = 4 };
   rn_jobs r = {.ctx = ctx, .job_bytes = (size_t)ROWS * 16384 * MOST_SIZE};
-  for (int j = 0; j < JOBS; j++) {
-    /* within job_bytes: 70 x 65536 x 4 bytes, 36 x 2^18 x 2 */
-    const bool longest = j >= 10;
-    r.c[j] = (rn_case){prims[longest ? (j - 10) * 2 : j % 4], j < 8 || j == 10 ? WG_F32 : WG_BF16,
-                       j == 10 ? 70 : j == 11 ? 36 : ROWS,
-                       j < 4 ? 1000 : j == 10 ? 65536 : j == 11 ? MOST_COLS : 16384, 0, 0, 0,
-                       true, true, false, false, 1e-5};
-  }
+  /* The two past registers, within job_bytes: 70 x 65536 x 4 bytes, 36 x
+   * 2^18 x 2. */
+  const rn_case longest[2] = {
+      {WG_SOFTMAX_ROWS, WG_F32, 70, 65536, 0, 0, 0, true, true, false, false, 1e-5},
+      {WG_LAYERNORM_ROWS, WG_BF16, 36, MOST_COLS, 0, 0, 0, true, true, false, false, 1e-5}};
+  for (int j = 0; j < JOBS; j++)
+    r.c[j] = j >= 10 ? longest[j - 10]
+                     : (rn_case){prims[j % 4], j < 8 ? WG_F32 : WG_BF16, ROWS, j < 4 ? 1000 : 16384,
+                                 0, 0, 0, true, true, false, false, 1e-5};
   const wg_type wb_types[2] = {WG_F32, WG_BF16};
   unsigned char *in = malloc(JOBS * r.job_bytes), *got = malloc(r.job_bytes);
   unsigned char *w[2], *b[2];
