@@ -22,13 +22,17 @@ is missing.
 length), so that the shape table in src/fam_rownorm.c can be checked:
   shape type cols op cols=K GB/s  [resident: K >= cols, else streamed]
 
+--ops layer_norm,rms_norm times only those operations (names as printed;
+the default is all four, and the _bare ones with --bare).
+
 --bare adds layer_norm without weight and bias and rms_norm without
 weight (ops layer_norm_bare, rms_norm_bare, beside PyTorch's same calls):
 how much of the norms' shortfall is the weight and bias they read each
 row (from shared memory where it fits, else from L2).
 
 usage: bench/rownorm_peers.py [--types f32,bf16] [--cols 32,128,...]
-                              [--reps N] [--compile] [--shapes] [--bare]
+                              [--ops softmax,...] [--reps N] [--compile]
+                              [--shapes] [--bare]
                               [--csv FILE]
 """
 import argparse
@@ -49,6 +53,7 @@ def main():
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--shapes", action="store_true")
     ap.add_argument("--bare", action="store_true")
+    ap.add_argument("--ops", default=None)
     ap.add_argument("--csv", default=None)
     args = ap.parse_args()
     try:
@@ -138,6 +143,14 @@ def main():
                         lambda: warpgen.rms_norm(x, None, eps, out=out),
                         lambda: F.rms_norm(x, (cols,), None, eps),
                         lambda t: F.rms_norm(t, (cols,), None, eps))
+            if args.ops:
+                wanted = args.ops.split(",")
+                unknown = [o for o in wanted if o not in ops]
+                if unknown:
+                    print("rownorm_peers: no op %s (ops: %s)"
+                          % (",".join(unknown), ",".join(ops)))
+                    return 2
+                ops = {o: ops[o] for o in wanted}
             if args.shapes:
                 ctx = warpgen.default_context(x.device.index)
                 warpgen.softmax(x, out=out)  # binds the context
