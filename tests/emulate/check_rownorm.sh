@@ -23,7 +23,8 @@ types=(f16 bf16 f32 f64)
 # and the blocks that keep part of their row in shared memory, emulated as
 # a block of 64 that keeps as many vectors a lane (its rows as long as that
 # holds): f32's blocks of 1024 (40000 and 86016) and, for softmax and
-# log_softmax, f64's (12000 and 32769).
+# log_softmax, its two blocks of 512 an SM (20000) and f64's blocks of
+# 1024 (12000 and 32769).
 fails=0 runs=0
 for pi in 0 1 2 3; do
   for ti in 0 1 2 3; do
@@ -31,7 +32,7 @@ for pi in 0 1 2 3; do
     softmax=; [ $pi -le 1 ] && softmax=1
     case $t in
       f64) blk=512 kept=${softmax:+"12000 32769"} size=8 ;;
-      f32) blk=1024 kept="40000 86016" size=4 ;;
+      f32) blk=1024 kept="40000 86016${softmax:+ 20000}" size=4 ;;
       *) blk=2048 kept= size=2 ;;
     esac
     for sc in 4 16 64 128 $blk 0 $kept; do
