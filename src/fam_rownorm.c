@@ -29,38 +29,6 @@
 /* Threads a block of groups of at most a warp. */
 #define WG_ROWNORM_BLOCK 256u
 
-/* What the H200 preferred, by element size (2^26 elements, x copy; the
- * sweep is in README.md "Fused row kernels"). f32: lanes of rows that fit
- * a warp hold 2 vectors, not 4 (rows of 32 0.86 -> 0.97 softmax, 128 0.86
- * -> 0.97), an SM keeps 1024 threads (64 registers a thread: 1024 and
- * 4096 columns 0.94 -> 0.96), and the grid covers every tile rather than
- * looping over what is resident, so that a finished block's SM takes the
- * next tile at once instead of its blocks waiting on one another's rows
- * (the loop's loads of the next rows cannot move above this row's stores,
- * which may be the same memory). The 16-bit types lost with each of these
- * (their lanes hold twice the values, and 64 registers spill them), and
- * f64 keeps what 16-bit does. */
-typedef struct rownorm_tuning {
-  unsigned short_chunks;   /* vectors a lane holds while the row fits a warp */
-  unsigned threads_per_sm; /* what __launch_bounds__ asks to keep resident */
-  bool full_grid;          /* a block a tile, not a block per resident slot */
-} rownorm_tuning;
-
-static rownorm_tuning tuning_of(wg_type type) {
-  if (wg_types[type].size == 4) return (rownorm_tuning){2, 1024, true};
-  return (rownorm_tuning){4, 512, false};
-}
-/* Vectors a lane of a block row holds while WG_BLOCK_CHUNK_ROWS threads
- * hold the row so; longer rows take max_chunks a lane (only f32 has more
- * than 4). f32 rows of 8193 to 16384 elements are then 512 threads of 8
- * vectors, two blocks an SM whose folds and loads overlap, not one block
- * of 1024 x 4 alone on its SM: on the H200 (2^26 elements, x copy, one
- * lease, 2026-12-03) rows of 16384 went from 0.86 / 0.85 / 0.79 / 0.86 to
- * 0.94 / 0.94 / 0.90 / 0.91 (softmax, log_softmax, layer_norm,
- * rms_norm); 8192 and 32768 kept their shapes. */
-#define WG_BLOCK_CHUNKS 4u
-#define WG_BLOCK_CHUNK_ROWS 512u
-
 /* The four primitives as data: the template's operation and what it is. */
 typedef struct rownorm_op {
   wg_primitive primitive;
@@ -82,6 +50,41 @@ static const rownorm_op *op_of(wg_primitive p) {
   return NULL;
 }
 
+/* What the H200 preferred, by element size (2^26 elements, x copy; the
+ * sweep is in README.md "Fused row kernels"). f32: lanes of rows that fit
+ * a warp hold 2 vectors, not 4 (rows of 32 0.86 -> 0.97 softmax, 128 0.86
+ * -> 0.97), an SM keeps 1024 threads (64 registers a thread: 1024 and
+ * 4096 columns 0.94 -> 0.96), and the grid covers every tile rather than
+ * looping over what is resident, so that a finished block's SM takes the
+ * next tile at once instead of its blocks waiting on one another's rows
+ * (the loop's loads of the next rows cannot move above this row's stores,
+ * which may be the same memory). The 16-bit types lost with each of these
+ * (their lanes hold twice the values, and 64 registers spill them), and
+ * f64 keeps what 16-bit does. */
+typedef struct rownorm_tuning {
+  unsigned short_chunks;   /* vectors a lane holds while the row fits a warp */
+  unsigned threads_per_sm; /* what __launch_bounds__ asks to keep resident */
+  bool full_grid;          /* a block a tile, not a block per resident slot */
+} rownorm_tuning;
+
+/* A type's tuning, for rows that a warp or less holds (warp_rows) or for
+ * blocks, by operation: a measured exception is a line here. */
+static rownorm_tuning tuning_of(wg_primitive primitive, wg_type type, bool warp_rows) {
+  static const rownorm_tuning wide = {2, 1024, true}, narrow = {4, 512, false};
+  (void)primitive, (void)warp_rows;
+  return wg_types[type].size == 4 ? wide : narrow;
+}
+/* Vectors a lane of a block row holds while WG_BLOCK_CHUNK_ROWS threads
+ * hold the row so; longer rows take max_chunks a lane (only f32 has more
+ * than 4). f32 rows of 8193 to 16384 elements are then 512 threads of 8
+ * vectors, two blocks an SM whose folds and loads overlap, not one block
+ * of 1024 x 4 alone on its SM: on the H200 (2^26 elements, x copy, one
+ * lease, 2026-12-03) rows of 16384 went from 0.86 / 0.85 / 0.79 / 0.86 to
+ * 0.94 / 0.94 / 0.90 / 0.91 (softmax, log_softmax, layer_norm,
+ * rms_norm); 8192 and 32768 kept their shapes. */
+#define WG_BLOCK_CHUNKS 4u
+#define WG_BLOCK_CHUNK_ROWS 512u
+
 /* --- the shape ------------------------------------------------------------ */
 
 typedef struct rownorm_shape {
@@ -93,6 +96,8 @@ typedef struct rownorm_shape {
   bool staged;     /* the next row comes into shared memory meanwhile */
   bool wb_staged;  /* weight and bias come into shared memory (wg_rownorm_wb_shared_bytes) */
   bool raw;        /* lanes hold the 16 bytes as loaded (WG_HOLD_RAW) */
+  unsigned threads_per_sm; /* the tuning's (tuning_of) */
+  bool full_grid;          /* the tuning's */
 } rownorm_shape;
 
 /* Softmax and log_softmax blocks that are alone on their SM, from sm_90
@@ -144,8 +149,8 @@ static size_t row_shared_bytes(rownorm_shape s) {
  * holds a row's values in registers) over the block's; a block of 1024
  * has no choice. Rows of a warp or less held as loaded (`raw`, below)
  * take 1024 threads an SM: 64 registers are room enough for them. */
-static unsigned blocks_per_sm(wg_type type, rownorm_shape s) {
-  const unsigned per_sm = s.raw && s.group <= 32 ? 1024u : tuning_of(type).threads_per_sm;
+static unsigned blocks_per_sm(rownorm_shape s) {
+  const unsigned per_sm = s.raw && s.group <= 32 ? 1024u : s.threads_per_sm;
   return s.block >= per_sm ? 1u : per_sm / s.block;
 }
 
@@ -182,13 +187,13 @@ static unsigned blocks_per_sm(wg_type type, rownorm_shape s) {
 /* s, staged and held where the rules above say. */
 static rownorm_shape staging(rownorm_shape s, wg_primitive primitive, wg_type type, int arch) {
   const bool norm = op_of(primitive)->norm;
-  const bool looping = !tuning_of(type).full_grid;
+  const bool looping = !s.full_grid;
   const bool narrow = wg_types[type].size == 2; /* f16, bf16 */
   s.raw = narrow && norm &&
           (s.group == 1024 || (s.group <= 32 && primitive == WG_RMSNORM_ROWS));
   s.staged = arch >= WG_STAGED_ARCH && s.kept == 0 &&
              (!norm || (s.group == 1024 && looping && narrow)) &&
-             s.group >= WG_STAGED_GROUP && blocks_per_sm(type, s) == 1 &&
+             s.group >= WG_STAGED_GROUP && blocks_per_sm(s) == 1 &&
              held_bytes(s) <= WG_STAGED_MOST;
   s.wb_staged = arch >= WG_WB_STAGED_ARCH && held_elements(s, type) >= WG_WB_STAGED_LEAST &&
                 looping && norm;
@@ -254,7 +259,10 @@ static bool pairs_blocks(wg_primitive primitive, wg_type type, uint64_t vectors,
  * cols 0 (any): the largest block, without a kept part. */
 static rownorm_shape shape_for(wg_primitive primitive, wg_type type, int64_t cols, int arch) {
   const uint64_t vec = 16u / wg_types[type].size, most = max_chunks(type);
-  rownorm_shape s = {1024, (unsigned)most, 0, 1, 1024, false, false, false};
+  const rownorm_tuning block = tuning_of(primitive, type, false),
+                       warp = tuning_of(primitive, type, true);
+  rownorm_shape s = {1024, (unsigned)most, 0, 1, 1024, false, false, false,
+                     block.threads_per_sm, block.full_grid};
   const uint64_t vectors = cols > 0 ? ((uint64_t)cols + vec - 1) / vec : UINT64_MAX;
   if (vectors > 1024 * most) {
     const uint64_t chunks = cols > 0 ? (vectors + 1023) / 1024 : UINT64_MAX;
@@ -267,7 +275,7 @@ static rownorm_shape shape_for(wg_primitive primitive, wg_type type, int64_t col
     s.kept = (unsigned)((vectors + WG_BLOCK_CHUNK_ROWS - 1) / WG_BLOCK_CHUNK_ROWS - most);
     return staging(s, primitive, type, arch);
   }
-  const uint64_t short_chunks = tuning_of(type).short_chunks;
+  const uint64_t short_chunks = warp.short_chunks;
   const uint64_t per_lane = vectors <= 32 * short_chunks        ? short_chunks
                             : vectors <= WG_BLOCK_CHUNK_ROWS * WG_BLOCK_CHUNKS ? WG_BLOCK_CHUNKS
                                                                                : most;
@@ -277,6 +285,10 @@ static rownorm_shape shape_for(wg_primitive primitive, wg_type type, int64_t col
   s.chunks = (unsigned)((vectors + group - 1) / group);
   s.rows_per_round = group <= 32 && s.chunks < 4 ? 4u / s.chunks : 1u;
   s.block = group <= 32 ? WG_ROWNORM_BLOCK : (unsigned)group;
+  if (group <= 32) {
+    s.threads_per_sm = warp.threads_per_sm;
+    s.full_grid = warp.full_grid;
+  }
   return staging(s, primitive, type, arch);
 }
 
@@ -333,7 +345,7 @@ static int rownorm_source(wg_context *ctx, wg_buf *out, const wg_spec *c) {
   snprintf(chunks, sizeof chunks, "%u", shape.chunks);
   snprintf(kept, sizeof kept, "%u", shape.kept);
   snprintf(rpr, sizeof rpr, "%u", shape.rows_per_round);
-  snprintf(min_blocks, sizeof min_blocks, "%u", blocks_per_sm(c->type, shape));
+  snprintf(min_blocks, sizeof min_blocks, "%u", blocks_per_sm(shape));
   const unsigned holds = held_elements(shape, c->type);
   if (shape.group <= 32)
     snprintf(summary, sizeof summary,
@@ -462,15 +474,15 @@ static int rownorm_run(wg_context *ctx, const wg_spec *spec, const rownorm_args 
   uint64_t grid = a->rows / per_tile + (a->rows % per_tile != 0);
   uint64_t resident = (uint64_t)k->default_grid * 256u / shape.block;
   if (shape.staged || shape.kept) /* the default grid counted blocks of 256 beside their room */
-    resident = (uint64_t)ctx->device->info.sm_count * blocks_per_sm(type, shape);
+    resident = (uint64_t)ctx->device->info.sm_count * blocks_per_sm(shape);
   if (resident < 1) resident = 1;
-  if (grid > resident && (shape.staged || !tuning_of(type).full_grid)) grid = resident;
+  if (grid > resident && (shape.staged || !shape.full_grid)) grid = resident;
   if (grid > WG_MAX_GRID) grid = WG_MAX_GRID;
   size_t shared = row_shared_bytes(shape);
   if (shape.wb_staged && a->cols <= held_elements(shape, type)) { /* after the row's, if any */
     const uint64_t sms = ctx->device->info.sm_count ? ctx->device->info.sm_count : 1;
-    const uint64_t keeps = resident / sms > blocks_per_sm(type, shape) ? resident / sms
-                                                                      : blocks_per_sm(type, shape);
+    const uint64_t keeps = resident / sms > blocks_per_sm(shape) ? resident / sms
+                                                                      : blocks_per_sm(shape);
     const wg_rownorm_room room = {ctx->device->max_shared_per_sm,
                                   ctx->device->reserved_shared_per_block,
                                   ctx->device->max_shared_per_block_optin,
@@ -561,12 +573,13 @@ int wg_rownorm_spec(wg_context *ctx, const wg_spec *spec, uint64_t in, uint64_t 
 }
 
 void wg_rownorm_shape_numbers(wg_primitive primitive, wg_type type, int64_t cols, int arch,
-                              unsigned out[7]) {
+                              unsigned out[8]) {
   const rownorm_shape s = shape_for(primitive, type, cols, arch);
   out[0] = s.group, out[1] = s.chunks, out[2] = s.rows_per_round, out[3] = s.block;
   out[4] = s.staged;
   out[5] = s.wb_staged;
   out[6] = s.kept;
+  out[7] = blocks_per_sm(s);
 }
 int64_t wg_rownorm_spec_cols(wg_primitive primitive, wg_type type, uint64_t cols) {
   return spec_cols(primitive, type, cols);

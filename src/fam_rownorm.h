@@ -12,9 +12,10 @@
  * vectors a lane, out[2] rows in flight a group, out[3] threads a block,
  * out[4] 1 when the next row is staged in shared memory, else 0, out[5]
  * 1 when weight and bias are (where they fit), else 0, out[6] 16-byte
- * vectors a lane keeps in shared memory beyond out[1]. */
+ * vectors a lane keeps in shared memory beyond out[1], out[7] blocks an
+ * SM keeps (the kernel's __launch_bounds__). */
 void wg_rownorm_shape_numbers(wg_primitive primitive, wg_type type, int64_t cols, int arch,
-                              unsigned out[7]);
+                              unsigned out[8]);
 /* An SM's shared memory, in bytes: what it holds for all its blocks, what
  * the system reserves of each block's, what one block may opt in to, and
  * what the kernel declares statically. */

@@ -66,7 +66,7 @@ START_TEST(shapes_hold_their_rows) {
     const bool softmax = prims[p] == WG_SOFTMAX_ROWS || prims[p] == WG_LOG_SOFTMAX_ROWS;
     for (uint64_t cols = 1; cols <= 150000; cols += cols < 5000 ? 1 : cols < 70000 ? 7 : 61)
     for (int arch = 80; arch <= 90; arch += 5) {
-      unsigned s[7], c[7];
+      unsigned s[8], c[8];
       wg_rownorm_shape_numbers(prims[p], type, (int64_t)cols, arch, s);
       const int64_t sc = wg_rownorm_spec_cols(prims[p], type, cols);
       wg_rownorm_shape_numbers(prims[p], type, sc, arch, c);
@@ -106,6 +106,16 @@ START_TEST(shapes_hold_their_rows) {
        * and log_softmax in blocks of 512 or more, the norms of f16 and
        * bf16 in blocks of 1024. */
       const bool narrow = type == WG_F16 || type == WG_BF16;
+      /* Rows of a warp or less: f32 lanes hold 2 vectors while 32 lanes
+       * hold the row so, with 1024 threads an SM (4 blocks of 256); the
+       * 16-bit and f64 lanes 4, with 512 threads an SM, but 16-bit
+       * rmsnorm, held as loaded, with 1024. */
+      const bool f32_tuning = type == WG_F32;
+      const bool raw_rms = narrow && prims[p] == WG_RMSNORM_ROWS;
+      const uint64_t short_chunks = f32_tuning ? 2u : 4u;
+      SHAPE_CHECK((cols + vec - 1) / vec > 32u * short_chunks ||
+                  (s[0] <= 32 && s[1] <= short_chunks));
+      SHAPE_CHECK(s[0] > 32 || s[7] == (f32_tuning || raw_rms ? 4u : 2u));
       SHAPE_CHECK(!s[4] || (arch >= 90 && s[0] >= 512 && s[6] == 0));
       SHAPE_CHECK(!s[4] || softmax || (s[0] == 1024 && narrow));
       SHAPE_CHECK(s[4] * s[0] * s[1] * 16u <= 64u * 1024u);

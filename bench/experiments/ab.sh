@@ -18,9 +18,7 @@ set -u
 sets() {
   cat <<'EOF'
 rownorm-f32@rownorm-f32-short-softmax-1536@build/tests/test_rownorm --specs-for 32 128 512 1024 4096 16384 32768 | grep " f32 "@bench/rownorm_peers.py --types f32 --cols 32,128,512,1024,4096,16384,32768 --reps 10
-rownorm-pairs@rownorm-f32-softmax-pairs@build/tests/test_rownorm --specs-for 16384 20000 32768 | grep " f32 "@bench/rownorm_peers.py --types f32 --cols 16384,20000,32768 --reps 10
-rownorm-16bit@rownorm-16bit-softmax-f32-tuning rownorm-16bit-softmax-two-blocks@build/tests/test_rownorm --specs-for 32 128 1024 4096 16384 32768 | grep " b\?f16 "@bench/rownorm_peers.py --types bf16,f16 --cols 32,128,1024,4096,16384,32768 --reps 10
-rownorm-wb-ahead@rownorm-norm-wb-ahead@build/tests/test_rownorm --specs-for 1024 4096 16384 32768 65536 | grep -E " (f32|bf16) " | grep norm-rows@bench/rownorm_peers.py --types f32,bf16 --cols 1024,4096,16384,32768,65536 --ops layer_norm,rms_norm --reps 10
+rownorm-16bit@rownorm-16bit-softmax-f32-tuning@build/tests/test_rownorm --specs-for 32 128 1024 4096 16384 32768 | grep " b\?f16 "@bench/rownorm_peers.py --types bf16,f16 --cols 32,128,1024,4096,16384,32768 --reps 10
 EOF
 }
 here=$(cd "$(dirname "$0")" && pwd)
