@@ -240,9 +240,8 @@ static bool keeps_rest(wg_primitive primitive, wg_type type) {
  * weight (and bias) loads come on top of the kept row's. */
 static bool pairs_blocks(wg_primitive primitive, wg_type type, uint64_t vectors, int arch) {
   const uint64_t pair_rows = WG_BLOCK_CHUNK_ROWS * max_chunks(type);
-  const bool softmax = primitive == WG_SOFTMAX_ROWS || primitive == WG_LOG_SOFTMAX_ROWS;
-  return type == WG_F32 && softmax && vectors > pair_rows && vectors <= 2 * pair_rows &&
-         kept_most(arch) >= 9;
+  return type == WG_F32 && !op_of(primitive)->norm && vectors > pair_rows &&
+         vectors <= 2 * pair_rows && kept_most(arch) >= 9;
 }
 
 /* Short rows (what a warp holds at the type's short_chunks vectors a
@@ -482,7 +481,7 @@ static int rownorm_run(wg_context *ctx, const wg_spec *spec, const rownorm_args 
   if (shape.wb_staged && a->cols <= held_elements(shape, type)) { /* after the row's, if any */
     const uint64_t sms = ctx->device->info.sm_count ? ctx->device->info.sm_count : 1;
     const uint64_t keeps = resident / sms > blocks_per_sm(shape) ? resident / sms
-                                                                      : blocks_per_sm(shape);
+                                                                  : blocks_per_sm(shape);
     const wg_rownorm_room room = {ctx->device->max_shared_per_sm,
                                   ctx->device->reserved_shared_per_block,
                                   ctx->device->max_shared_per_block_optin,
