@@ -17,13 +17,8 @@
 set -u
 sets() {
   cat <<'EOF'
-rownorm-f32@rownorm-f32-short-softmax-1536@build/tests/test_rownorm --specs-for 32 128 512 1024 4096 16384 32768 | grep " f32 "@bench/rownorm_peers.py --types f32 --cols 32,128,512,1024,4096,16384,32768 --reps 10
-rownorm-16bit@rownorm-16bit-softmax-f32-tuning@build/tests/test_rownorm --specs-for 32 128 1024 4096 16384 32768 | grep " b\?f16 "@bench/rownorm_peers.py --types bf16,f16 --cols 32,128,1024,4096,16384,32768 --reps 10
-rownorm-f32-norms@rownorm-f32-norm-blocks-loop@build/tests/test_rownorm --specs-for 16384 32768 40000 65536 | grep " f32 " | grep norm-rows@bench/rownorm_peers.py --types f32 --cols 16384,32768,40000,65536 --ops layer_norm,rms_norm --reps 10
 rownorm-streamed-hints@rownorm-streamed-l2-hints@build/tests/test_rownorm --specs-for 16384 32768 65536 131072 | grep -E " (f64|bf16|f32) "@bench/rownorm_peers.py --types f64,bf16,f32 --cols 16384,32768,65536,131072 --reps 10
-rownorm-16bit-norms@rownorm-16bit-softmax-f32-tuning rownorm-16bit-ln-f32-tuning rownorm-16bit-all-f32-tuning@build/tests/test_rownorm --specs-for 32 128 512 1024 4096 | grep " b\?f16 " | grep norm-rows@bench/rownorm_peers.py --types bf16,f16 --cols 32,128,512,1024,4096 --ops layer_norm,rms_norm --reps 10
-rownorm-16bit-blocks@rownorm-16bit-softmax-f32-tuning rownorm-16bit-softmax-blocks-f32-tuning@build/tests/test_rownorm --specs-for 1024 4096 8192 16384 32768 | grep " b\?f16 " | grep softmax-rows@bench/rownorm_peers.py --types bf16,f16 --cols 1024,4096,8192,16384,32768 --ops softmax,log_softmax --reps 10
-rownorm-f64-pairs@rownorm-f64-softmax-pairs@build/tests/test_rownorm --specs-for 8192 12288 16384 20480 | grep " f64 " | grep softmax-rows@bench/rownorm_peers.py --types f64 --cols 8192,12288,16384,20480 --ops softmax,log_softmax --reps 10
+rownorm-16bit-rms@rownorm-16bit-rms-f32-tuning@build/tests/test_rownorm --specs-for 32 128 512 1024 4096 | grep " b\?f16 " | grep rmsnorm-rows@bench/rownorm_peers.py --types bf16,f16 --cols 32,128,512,1024,4096 --ops rms_norm --reps 10
 EOF
 }
 here=$(cd "$(dirname "$0")" && pwd)
