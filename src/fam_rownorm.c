@@ -76,11 +76,15 @@ typedef struct rownorm_tuning {
  * and f16 softmax and log_softmax at 32, 128 and 1024 columns went from
  * 0.90-0.92 to 0.96-0.98, and on an H200 (stop 41) 1024 columns from
  * 0.88 to 0.95; the norms, which hold twice the registers, keep the
- * 16-bit tuning. */
+ * 16-bit tuning, but for rmsnorm's rows of a warp or less, held as
+ * loaded (`raw`, below), which take 1024 threads an SM: 64 registers are
+ * room enough for them. */
 static rownorm_tuning tuning_of(wg_primitive primitive, wg_type type, bool warp_rows) {
-  static const rownorm_tuning wide = {2, 1024, true}, narrow = {4, 512, false};
+  static const rownorm_tuning wide = {2, 1024, true}, narrow = {4, 512, false},
+                              raw_rms = {4, 1024, false};
   const size_t size = wg_types[type].size;
   if (size == 2 && warp_rows && !op_of(primitive)->norm) return wide;
+  if (size == 2 && warp_rows && primitive == WG_RMSNORM_ROWS) return raw_rms;
   return size == 4 ? wide : narrow;
 }
 /* Vectors a lane of a block row holds while WG_BLOCK_CHUNK_ROWS threads
@@ -153,14 +157,12 @@ static size_t row_shared_bytes(rownorm_shape s) {
   return s.staged ? held_bytes(s) : (size_t)s.group * s.kept * 16u;
 }
 
-/* Blocks an SM keeps: what __launch_bounds__ asks for, the type's threads
- * an SM (tuning_of: 512 leaves a thread up to 128 registers, for a lane
- * holds a row's values in registers) over the block's; a block of 1024
- * has no choice. Rows of a warp or less held as loaded (`raw`, below)
- * take 1024 threads an SM: 64 registers are room enough for them. */
+/* Blocks an SM keeps: what __launch_bounds__ asks for, the shape's
+ * threads an SM (tuning_of: 512 leaves a thread up to 128 registers, for
+ * a lane holds a row's values in registers) over the block's; a block of
+ * 1024 has no choice. */
 static unsigned blocks_per_sm(rownorm_shape s) {
-  const unsigned per_sm = s.raw && s.group <= 32 ? 1024u : s.threads_per_sm;
-  return s.block >= per_sm ? 1u : per_sm / s.block;
+  return s.block >= s.threads_per_sm ? 1u : s.threads_per_sm / s.block;
 }
 
 /* Layernorm and rmsnorm blocks that loop over rows (the types whose
