@@ -75,16 +75,19 @@ typedef struct rownorm_tuning {
  * on a row. On an H100 (2^26 elements, x copy, two runs, 2026-12-07) bf16
  * and f16 softmax and log_softmax at 32, 128 and 1024 columns went from
  * 0.90-0.92 to 0.96-0.98, and on an H200 (stop 41) 1024 columns from
- * 0.88 to 0.95; the norms, which hold twice the registers, keep the
- * 16-bit tuning, but for rmsnorm's rows of a warp or less, held as
- * loaded (`raw`, below), which take 1024 threads an SM: 64 registers are
- * room enough for them. */
+ * 0.88 to 0.95. So do rmsnorm's (held as loaded, `raw`, below): on the
+ * H200 (stop 41, two runs) bf16 and f16 rms_norm at 32, 128, 512 and 1024
+ * columns went from 0.85-0.89 to 0.90-0.96. layernorm's lost so (bf16 32
+ * 0.80 -> 0.69, 512 0.80 -> 0.40, 1024 0.83 -> 0.33: three passes over
+ * values unpacked to twice the registers, spilled at 64) and keeps the
+ * 16-bit tuning: one part of f32's at a time, at 512 threads an SM (2
+ * vectors a lane, a block a tile, or both), measured the same or lower
+ * (H100, stop 42: bf16 128 columns 0.92 -> 0.86-0.90, 1024 0.89-0.93 ->
+ * 0.88-0.93). */
 static rownorm_tuning tuning_of(wg_primitive primitive, wg_type type, bool warp_rows) {
-  static const rownorm_tuning wide = {2, 1024, true}, narrow = {4, 512, false},
-                              raw_rms = {4, 1024, false};
+  static const rownorm_tuning wide = {2, 1024, true}, narrow = {4, 512, false};
   const size_t size = wg_types[type].size;
-  if (size == 2 && warp_rows && !op_of(primitive)->norm) return wide;
-  if (size == 2 && warp_rows && primitive == WG_RMSNORM_ROWS) return raw_rms;
+  if (size == 2 && warp_rows && primitive != WG_LAYERNORM_ROWS) return wide;
   return size == 4 ? wide : narrow;
 }
 /* Vectors a lane of a block row holds while WG_BLOCK_CHUNK_ROWS threads

@@ -6,6 +6,7 @@
 # racecheck on small sizes, the Python tests against PyTorch (and CuPy when
 # present), and the benchmark beside PyTorch (bench/rownorm_peers.py).
 # Each step has a time limit; the last lines printed are the summaries.
+# Exit: 0 when every check passed or was skipped, else 1.
 # WARPGEN_GPU_SKIP_BENCH=1 leaves out the benchmarks.
 #
 # usage: tests/gpu_rownorm.sh --prepare BUILD BINDIR   (here, no GPU needed)
@@ -143,3 +144,10 @@ fi
 step summary
 for k in cli check memcheck racecheck python; do printf '%-10s %s\n' "$k" "${verdict[$k]}"; done
 grep "slowest warpgen" "$out/rownorm-bench.log"
+# The exit says whether every check passed (a skip is no failure): not
+# the grep's status, which is 1 when the benchmark was left out.
+failed=0
+for k in cli check memcheck racecheck python; do
+  case ${verdict[$k]} in PASS|SKIP*) ;; *) failed=1 ;; esac
+done
+exit $failed

@@ -106,12 +106,11 @@ START_TEST(shapes_hold_their_rows) {
        * and log_softmax in blocks of 512 or more, the norms of f16 and
        * bf16 in blocks of 1024. */
       const bool narrow = type == WG_F16 || type == WG_BF16;
-      /* Rows of a warp or less: f32 lanes, and 16-bit softmax and
-       * log_softmax lanes, hold 2 vectors while 32 lanes hold the row so,
-       * with 1024 threads an SM (4 blocks of 256); the other 16-bit and
-       * the f64 lanes 4, with 512 threads an SM, but 16-bit rmsnorm, held
-       * as loaded, with 1024. */
-      const bool f32_tuning = type == WG_F32 || (narrow && softmax);
+      /* Rows of a warp or less: f32 lanes, and 16-bit softmax,
+       * log_softmax and rmsnorm lanes, hold 2 vectors while 32 lanes hold
+       * the row so, with 1024 threads an SM (4 blocks of 256); 16-bit
+       * layernorm and the f64 lanes 4, with 512 threads an SM. */
+      const bool f32_tuning = type == WG_F32 || (narrow && prims[p] != WG_LAYERNORM_ROWS);
       const bool raw_rms = narrow && prims[p] == WG_RMSNORM_ROWS;
       const uint64_t short_chunks = f32_tuning ? 2u : 4u;
       SHAPE_CHECK((cols + vec - 1) / vec > 32u * short_chunks ||
