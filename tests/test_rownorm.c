@@ -86,10 +86,15 @@ START_TEST(shapes_hold_their_rows) {
        * kept parts: two blocks of 512 lanes of 8 vectors in registers. */
       const bool pair = type == WG_F32 && softmax && cols > 16384 && cols <= 32768 &&
                         kept_most >= 9;
-      SHAPE_CHECK(pair == (s[0] == 512 && s[6] > 0));
+      SHAPE_CHECK(pair == (softmax && s[0] == 512 && s[6] > 0));
       SHAPE_CHECK(!pair || (s[1] == 8 && s[0] * (s[1] + s[6]) * vec < cols + 512 * vec));
+      /* f32 layernorm and rmsnorm rows of 8193 to 16384: a block of 512
+       * lanes of 4 vectors in registers and the rest (1 to 4) kept. */
+      const bool norm_kept = type == WG_F32 && !softmax && cols > 8192 && cols <= 16384;
+      SHAPE_CHECK(norm_kept == (!softmax && s[0] == 512 && s[6] > 0));
+      SHAPE_CHECK(!norm_kept || (s[1] == 4 && s[6] <= 4));
       SHAPE_CHECK(s[6] <= kept_most &&
-                  (!s[6] || pair || (keeps && s[0] == 1024 && cols > registers)));
+                  (!s[6] || pair || norm_kept || (keeps && s[0] == 1024 && cols > registers)));
       SHAPE_CHECK(s[6] || !keeps || cols <= registers ||
                   cols > 1024u * (chunks_most + kept_most) * vec);
       if (sc && holds >= cols) /* an arch with less room may round up further */
@@ -229,7 +234,9 @@ END_TEST
  * a lane kept, the most: 208 KiB), f32 from 32769 (one vector kept) to
  * 86016 (the most), 12000, 20000 and 40000 partly filling their last
  * vectors; f32 softmax rows of 16385 to 32768 are two blocks of 512 that
- * keep (20000: 2 vectors a lane, 32768: 8). The other rows past registers
+ * keep (20000: 2 vectors a lane, 32768: 8), and f32 layernorm and
+ * rmsnorm rows of 8193 to 16384 blocks of 512 that keep (8193: 1 vector
+ * a lane, 12000: 2). The other rows past registers
  * (f64 norms from 8193, the 16-bit types from 32769) and longer ones
  * (139264, 2^20) are streamed. 20000 is also a partial row of the blocks
  * of 1024 (f16 and bf16 norms: the staged row, weight and bias after it)
@@ -237,11 +244,12 @@ END_TEST
 static const uint64_t gpu_cols[] = {1,     2,     31,    33,    1000,   1024,   4096,
                                     8193,  12000, 20000, 32768, 32769,  40000,  65536,
                                     86016, 139264, 1u << 20};
-/* 8192: staged weights; 20000: the 16-bit norms' staged row with weight
- * and bias after it, f32 norms' blocks of 1024 at 5 vectors a lane, f32
- * softmax's two blocks of 512 that keep, f64 softmax's kept row; 40000:
- * f32's kept rows. */
-static const uint64_t quick_cols[] = {1, 33, 1000, 5000, 8192, 20000, 40000};
+/* 8192: staged weights; 12000: f32 norms' blocks of 512 that keep (4
+ * vectors a lane in registers, 2 kept); 20000: the 16-bit norms' staged
+ * row with weight and bias after it, f32 norms' blocks of 1024 at 5
+ * vectors a lane, f32 softmax's two blocks of 512 that keep, f64
+ * softmax's kept row; 40000: f32's kept rows. */
+static const uint64_t quick_cols[] = {1, 33, 1000, 5000, 8192, 12000, 20000, 40000};
 
 /* The row lengths of gpu_prim's many rows, of a type: element by element
  * (3 columns), and 8 whole vectors held in registers. call_specs
