@@ -20,10 +20,10 @@
 static int test_arch = 90;
 
 /* The instruction each variant promises in PTX; smem promises shared-memory
- * traffic and no shuffle at all; the array and row reductions promise
- * 16-byte vector loads. */
+ * traffic and no shuffle at all. (The array and row kernels promise
+ * 16-byte loads: has_16_byte_load.) */
 static const char *promised(const wg_spec *s) {
-  if (!wg_primitives[s->primitive].is_warp) return "ld.global.nc.v4";
+  if (!wg_primitives[s->primitive].is_warp) return NULL;
   switch (s->variant) {
   case WG_VARIANT_DOWN: return "shfl.sync.down";
   case WG_VARIANT_XOR: return "shfl.sync.bfly";
@@ -62,6 +62,12 @@ static bool has_16_byte_store(const char *ptx) {
   return false;
 }
 
+/* A 16-byte read-only load: plain, or with an L2 eviction hint (the
+ * streamed rows of templates/rownorm.cu). */
+static bool has_16_byte_load(const char *ptx) {
+  return strstr(ptx, "ld.global.nc.v4") || strstr(ptx, "ld.global.nc.L2::cache_hint.v4");
+}
+
 /* Checks one PTX text; returns NULL or what is wrong. */
 static const char *check_ptx(const wg_spec *s, const char *ptx, const char *name) {
   static char why[256];
@@ -83,6 +89,8 @@ static const char *check_ptx(const wg_spec *s, const char *ptx, const char *name
       return NULL;
     }
   }
+  if (!wg_primitives[s->primitive].is_warp && !has_16_byte_load(ptx))
+    return "the array and row kernels must load 16 bytes at a time";
   if (want && !strstr(ptx, want)) {
     snprintf(why, sizeof why, "no '%s' in the PTX", want);
     return why;
