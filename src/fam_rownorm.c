@@ -259,6 +259,18 @@ static bool pairs_blocks(wg_primitive primitive, wg_type type, uint64_t vectors,
          vectors <= 2 * pair_rows && kept_most(arch) >= 9;
 }
 
+/* f32 layernorm and rmsnorm blocks of WG_BLOCK_CHUNK_ROWS (rows of 8193
+ * to 16384) hold WG_BLOCK_CHUNKS vectors a lane in registers and keep the
+ * rest in shared memory: at 8 a lane and 64 registers they spill (10
+ * spill instructions for layernorm). H100, stop 42, x copy, two runs:
+ * 12288 layer_norm 0.97 -> 0.97, rms_norm 0.97 -> 0.98; 16384 layer_norm
+ * 0.94 -> 0.95, rms_norm 0.95 -> 0.97. Blocks of 1024 so lost (24576
+ * layer_norm 0.93 -> 0.90). s: the shape as shape_for has it, before. */
+static bool norm_block_keeps(wg_primitive primitive, wg_type type, rownorm_shape s, int arch) {
+  return type == WG_F32 && op_of(primitive)->norm && s.group == WG_BLOCK_CHUNK_ROWS &&
+         s.chunks > WG_BLOCK_CHUNKS && kept_most(arch) >= s.chunks - WG_BLOCK_CHUNKS;
+}
+
 /* Short rows (what a warp holds at the type's short_chunks vectors a
  * lane): the fewest lanes, a power of two, that hold the row so (at least
  * 2 lanes once a row has 2 vectors, so a lane pair reads whole 32-byte
@@ -297,17 +309,9 @@ static rownorm_shape shape_for(wg_primitive primitive, wg_type type, int64_t col
   if (vectors >= 2 && group < 2) group = 2;
   s.group = (unsigned)group;
   s.chunks = (unsigned)((vectors + group - 1) / group);
-  /* f32 layernorm and rmsnorm blocks of 512 (rows of 8193 to 16384)
-   * hold 4 vectors a lane in registers and keep the rest in shared
-   * memory: at 8 a lane and 64 registers they spill (10 spill
-   * instructions for layernorm). H100, stop 42, x copy, two runs: 12288
-   * layer_norm 0.97 -> 0.97, rms_norm 0.97 -> 0.98; 16384 layer_norm 0.94
-   * -> 0.95, rms_norm 0.95 -> 0.97. Blocks of 1024 so lost (24576
-   * layer_norm 0.93 -> 0.90). */
-  if (type == WG_F32 && op_of(primitive)->norm && group == 512 && s.chunks > 4 &&
-      kept_most(arch) >= s.chunks - 4) {
-    s.kept = s.chunks - 4;
-    s.chunks = 4;
+  if (norm_block_keeps(primitive, type, s, arch)) {
+    s.kept = s.chunks - WG_BLOCK_CHUNKS;
+    s.chunks = WG_BLOCK_CHUNKS;
   }
   s.rows_per_round = group <= 32 && s.chunks < 4 ? 4u / s.chunks : 1u;
   s.block = group <= 32 ? WG_ROWNORM_BLOCK : (unsigned)group;
