@@ -191,6 +191,40 @@ static void split(slice *slices, int *count, uint64_t total, uint64_t unit,
   *count = threads;
 }
 
+/* wg_test_on_cores: worker w of n runs fn(arg, w, n). */
+typedef struct core_job {
+  void (*fn)(void *arg, int worker, int workers);
+  void *arg;
+  int worker, workers;
+} core_job;
+
+static void *core_job_run(void *p) {
+  core_job *j = p;
+  j->fn(j->arg, j->worker, j->workers);
+  return NULL;
+}
+
+int wg_test_on_cores(int most, void (*fn)(void *arg, int worker, int workers), void *arg) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int n = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;
+  if (most < n) n = most < 1 ? 1 : most;
+  core_job jobs[MAX_THREADS];
+  pthread_t ids[MAX_THREADS];
+  bool started[MAX_THREADS] = {false};
+  for (int w = 0; w < n; w++) {
+    jobs[w] = (core_job){fn, arg, w, n};
+    if (w > 0) started[w] = pthread_create(&ids[w], NULL, core_job_run, &jobs[w]) == 0;
+  }
+  fn(arg, 0, n);
+  for (int w = 1; w < n; w++) {
+    if (started[w])
+      pthread_join(ids[w], NULL);
+    else
+      fn(arg, w, n); /* a thread that did not start: its share runs here */
+  }
+  return n;
+}
+
 bool wg_test_large_enabled(void) {
   const char *v = getenv("WARPGEN_GPU_LARGE");
   return !(v && strcmp(v, "0") == 0);

@@ -15,6 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Runs fn(arg, w, n) for w = 0..n-1 on n threads, n = the cores online
+ * (at most `most` and 32); worker 0 on the calling thread, and any whose
+ * thread cannot start there too, after it. Returns n when all are done. fn
+ * must not call ck_assert (Check reports from the thread it forked). */
+int wg_test_on_cores(int most, void (*fn)(void *arg, int worker, int workers), void *arg);
+
 /* A context with default options; fails the test if none can be made. */
 wg_context *wg_test_context(void);
 

@@ -16,7 +16,8 @@
  *                        rows (variance exactly 0); with
  *                        and without weight and bias. Outputs are poisoned
  *                        with a finite pattern first, and the gaps between
- *                        output rows must keep it. Exits 77 without a GPU.
+ *                        output rows must keep it; the oracle's rows are
+ *                        computed on every core. Exits 77 without a GPU.
  *                        WARPGEN_ROWNORM_QUICK=1: small sizes and three
  *                        layouts only (for compute-sanitizer). A test case
  *                        an operation: CK_RUN_CASE=softmax, log-softmax,
@@ -358,6 +359,107 @@ typedef struct rn_case {
   double eps;
 } rn_case;
 
+/* --- the oracle's rows, on every core --------------------------------------- */
+
+/* Rows of a case checked against the oracle. The host's work is most of a
+ * gpu case's time: the layernorm case took 228 s on an H100 in stop 42,
+ * and a replica of its host work without the GPU, 133 s on one core
+ * here, 83 s of it the oracle's compensated long double sums and 30 s
+ * drawing inputs (draw_worker). Rows are independent: worker w of n takes rows w, w + n, ... and stops at its
+ * first failing row; the first failing row of all is the one reported. */
+enum { ROWS_CHECK_MOST = 32, ROWS_CHECK_WHY = 320 };
+typedef struct rows_check {
+  wg_primitive p;
+  wg_type t;
+  uint64_t rows, cols, in_stride, out_stride;
+  const void *in, *got, *weight, *bias; /* weight, bias: NULL when not used */
+  double eps;
+  uint64_t bad_row[ROWS_CHECK_MOST]; /* a worker's first failing row, else UINT64_MAX */
+  char why[ROWS_CHECK_MOST][ROWS_CHECK_WHY];
+} rows_check;
+
+static void rows_check_worker(void *arg, int worker, int workers) {
+  rows_check *k = arg;
+  k->bad_row[worker] = UINT64_MAX;
+  double *value = malloc((k->cols + 1) * sizeof *value);
+  double *scale = malloc((k->cols + 1) * sizeof *scale);
+  if (!value || !scale) {
+    k->bad_row[worker] = (uint64_t)worker < k->rows ? (uint64_t)worker : 0;
+    snprintf(k->why[worker], ROWS_CHECK_WHY, "out of host memory for the oracle");
+  }
+  wg_rownorm_want want = {k->cols, value, scale};
+  for (uint64_t r = (uint64_t)worker; value && scale && r < k->rows; r += (uint64_t)workers) {
+    wg_oracle_rownorm_row(&want, k->p, k->t, k->in, r * k->in_stride, k->cols, k->weight,
+                          k->bias, k->eps);
+    uint64_t col = 0;
+    if (!wg_oracle_rownorm_check(&want, k->t, k->got, r * k->out_stride, &col, k->why[worker],
+                                 ROWS_CHECK_WHY)) {
+      k->bad_row[worker] = r;
+      break;
+    }
+  }
+  free(value);
+  free(scale);
+}
+
+/* Checks k's rows on every core; true if all match, else *row and why
+ * (of why_size) say the first that does not. */
+static bool rows_check_all(rows_check *k, uint64_t *row, char *why, size_t why_size) {
+  const uint64_t most = k->rows < ROWS_CHECK_MOST ? k->rows : ROWS_CHECK_MOST;
+  const int n = wg_test_on_cores((int)most, rows_check_worker, k);
+  int first = -1;
+  for (int w = 0; w < n; w++)
+    if (k->bad_row[w] != UINT64_MAX && (first < 0 || k->bad_row[w] < k->bad_row[first]))
+      first = w;
+  if (first < 0) return true;
+  *row = k->bad_row[first];
+  snprintf(why, why_size, "%s", k->why[first]);
+  return false;
+}
+
+/* rows_check_all on host-made outputs: every row the oracle's own (which
+ * must pass), then two rows off at one element each (the first must be
+ * the one reported), for rows of the special values and many workers. */
+START_TEST(oracle_rows_on_every_core) {
+  static const wg_primitive ps[] = {WG_SOFTMAX_ROWS, WG_LAYERNORM_ROWS};
+  static const wg_type ts[] = {WG_F32, WG_BF16};
+  const uint64_t rows = 37, cols = 1000, in_stride = 1003, out_stride = 1001;
+  for (size_t pi = 0; pi < WG_COUNT_OF(ps); pi++)
+  for (size_t ti = 0; ti < WG_COUNT_OF(ts); ti++) {
+    const wg_type t = ts[ti];
+    const size_t size = wg_type_size(t);
+    unsigned char *in = calloc(rows * in_stride, size), *got = calloc(rows * out_stride, size);
+    unsigned char *w = malloc(cols * size), *b = malloc(cols * size);
+    double *value = malloc(cols * sizeof *value), *scale = malloc(cols * sizeof *scale);
+    rows_check *k = malloc(sizeof *k);
+    ck_assert(in && got && w && b && value && scale && k);
+    wg_oracle_rownorm_fill(t, in, rows, cols, in_stride, wg_test_seed(), true);
+    for (uint64_t j = 0; j < cols; j++) {
+      wg_oracle_set(t, w, j, 0.5 + (double)(j % 7) * 0.25);
+      wg_oracle_set(t, b, j, (double)(j % 5) - 2.0);
+    }
+    wg_rownorm_want want = {cols, value, scale};
+    for (uint64_t r = 0; r < rows; r++) {
+      wg_oracle_rownorm_row(&want, ps[pi], t, in, r * in_stride, cols, w, b, 1e-5);
+      for (uint64_t j = 0; j < cols; j++) wg_oracle_set(t, got, r * out_stride + j, value[j]);
+    }
+    *k = (rows_check){ps[pi], t, rows, cols, in_stride, out_stride, in, got, w, b, 1e-5, {0}, {{0}}};
+    uint64_t bad = 0;
+    char why[ROWS_CHECK_WHY] = "";
+    ck_assert_msg(rows_check_all(k, &bad, why, sizeof why), "%s %s: row %" PRIu64 ", %s",
+                  wg_primitive_name(ps[pi]), wg_type_name(t), bad, why);
+    for (uint64_t r = 30; r >= 23; r -= 7) { /* row 30, then row 23 */
+      const uint64_t at = r * out_stride + 5;
+      wg_oracle_set(t, got, at, wg_oracle_elem(t, got, at) * 2.0 + 1.0);
+    }
+    ck_assert(!rows_check_all(k, &bad, why, sizeof why));
+    ck_assert_msg(bad == 23, "%s %s: reported row %" PRIu64 ", not 23 (%s)",
+                  wg_primitive_name(ps[pi]), wg_type_name(t), bad, why);
+    free(in); free(got); free(w); free(b); free(value); free(scale); free(k);
+  }
+}
+END_TEST
+
 static int launch_on(wg_context *ctx, const rn_case *c, uint64_t in, uint64_t w, uint64_t b,
                      uint64_t out, uint64_t in_stride, uint64_t out_stride, void *stream) {
   switch (c->p) {
@@ -385,6 +487,21 @@ static double uniform(uint64_t seed, uint64_t salt, uint64_t i) {
   return (double)(wg_oracle_random(seed, salt, i) >> 11) * 0x1p-53;
 }
 
+/* Elements 0..n of `in` drawn uniform in [-4, 4), a share a worker. */
+typedef struct draw_share {
+  wg_type t;
+  void *in;
+  uint64_t n, seed;
+} draw_share;
+
+static void draw_worker(void *arg, int worker, int workers) {
+  const draw_share *d = arg;
+  const uint64_t per = (d->n + (uint64_t)workers - 1) / (uint64_t)workers;
+  const uint64_t end = per * (uint64_t)(worker + 1) < d->n ? per * (uint64_t)(worker + 1) : d->n;
+  for (uint64_t i = per * (uint64_t)worker; i < end; i++)
+    wg_oracle_set(d->t, d->in, i, (uniform(d->seed, 9, i) - 0.5) * 8.0);
+}
+
 static void run_case(wg_context *ctx, const rn_case *c, uint64_t seed) {
   const wg_type t = c->t;
   const size_t size = wg_type_size(t);
@@ -398,7 +515,8 @@ static void run_case(wg_context *ctx, const rn_case *c, uint64_t seed) {
   ck_assert(in && got && w && b);
   /* What precedes the first row (offset) and what follows the last
    * element (one more) are drawn too; they must stay as they are. */
-  for (uint64_t i = 0; i < in_total; i++) wg_oracle_set(t, in, i, (uniform(seed, 9, i) - 0.5) * 8.0);
+  draw_share d = {t, in, in_total, seed};
+  wg_test_on_cores(in_total < (1u << 16) ? 1 : 32, draw_worker, &d);
   unsigned char *rows0 = in + c->offset * size;
   wg_oracle_rownorm_fill(t, rows0, c->rows, c->cols, in_stride, seed, c->specials);
   for (uint64_t j = 0; j <= c->cols; j++) {
@@ -438,17 +556,16 @@ static void run_case(wg_context *ctx, const rn_case *c, uint64_t seed) {
   else
     WG_TEST_OK(ctx, wg_memcpy_dtoh(ctx, got, d_out, out_total * size, NULL));
   const unsigned char *got_rows = c->in_place ? got + c->offset * size : got;
-  double *value = malloc((c->cols + 1) * sizeof *value), *scale = malloc((c->cols + 1) * sizeof *scale);
-  ck_assert(value && scale);
-  wg_rownorm_want want = {c->cols, value, scale};
+  rows_check *k = malloc(sizeof *k);
+  ck_assert(k);
+  *k = (rows_check){c->p, t, c->rows, c->cols, in_stride, out_stride, rows0, got_rows,
+                    use_w ? w : NULL, use_b ? b : NULL, c->eps, {0}, {{0}}};
+  uint64_t bad = 0;
+  char why[ROWS_CHECK_WHY];
+  ck_assert_msg(rows_check_all(k, &bad, why, sizeof why), "%s: row %" PRIu64 ", %s", what, bad,
+                why);
+  free(k);
   for (uint64_t r = 0; r < c->rows; r++) {
-    wg_oracle_rownorm_row(&want, c->p, t, rows0, r * in_stride, c->cols,
-                          use_w ? w : NULL, use_b ? b : NULL, c->eps);
-    uint64_t col = 0;
-    char why[320];
-    ck_assert_msg(wg_oracle_rownorm_check(&want, t, got_rows, r * out_stride, &col, why,
-                                          sizeof why),
-                  "%s: row %" PRIu64 ", %s", what, r, why);
     if (c->specials && r == 4 && c->p == WG_LAYERNORM_ROWS)
       for (uint64_t j = 0; j < c->cols; j++) /* variance exactly 0: the output is b */
         ck_assert_msg(wg_oracle_elem(t, got_rows, r * out_stride + j) ==
@@ -467,8 +584,6 @@ static void run_case(wg_context *ctx, const rn_case *c, uint64_t seed) {
   if (!c->in_place)
     for (size_t byte = 0; byte < size; byte++)
       ck_assert_msg(got[out_span * size + byte] == POISON, "%s: wrote past the output", what);
-  free(value);
-  free(scale);
   wg_mem_free(ctx, d_in);
   if (!c->in_place) wg_mem_free(ctx, d_out);
   wg_mem_free(ctx, d_w);
@@ -730,6 +845,7 @@ static Suite *suite(const char *part) {
     tcase_add_test(tc, staged_weight_room);
     tcase_add_test(tc, spec_text);
     tcase_add_test(tc, bad_arguments);
+    tcase_add_test(tc, oracle_rows_on_every_core);
   } else if (!strcmp(part, "nvrtc")) {
     tcase_add_test(test_case(s, part), every_shape_compiles);
   } else {
