@@ -160,37 +160,6 @@ static void *check_slice(void *arg) {
   return NULL;
 }
 
-/* Runs fn over [0, total) cut into one slice a thread; slices[0] runs on the
- * calling thread, and where a thread cannot start its slice runs there
- * too. `unit` keeps cuts on multiples of it. */
-static void split(slice *slices, int *count, uint64_t total, uint64_t unit,
-                  void *(*fn)(void *)) {
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  int threads = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;
-  if (total * unit < PARALLEL_MIN)
-    threads = 1;
-  uint64_t per = (total + (uint64_t)threads - 1) / (uint64_t)threads;
-  pthread_t ids[MAX_THREADS];
-  bool started[MAX_THREADS] = {false};
-  for (int t = 0; t < threads; t++) {
-    slices[t] = slices[0];
-    wg_oracle_report_init(&slices[t].report);
-    slices[t].begin = per * (uint64_t)t < total ? per * (uint64_t)t : total;
-    slices[t].end = per * (uint64_t)(t + 1) < total ? per * (uint64_t)(t + 1)
-                                                    : total;
-    if (t > 0)
-      started[t] = pthread_create(&ids[t], NULL, fn, &slices[t]) == 0;
-  }
-  fn(&slices[0]);
-  for (int t = 1; t < threads; t++) {
-    if (started[t])
-      pthread_join(ids[t], NULL);
-    else
-      fn(&slices[t]);
-  }
-  *count = threads;
-}
-
 /* wg_test_on_cores: worker w of n runs fn(arg, w, n). */
 typedef struct core_job {
   void (*fn)(void *arg, int worker, int workers);
@@ -223,6 +192,37 @@ int wg_test_on_cores(int most, void (*fn)(void *arg, int worker, int workers), v
       fn(arg, w, n); /* a thread that did not start: its share runs here */
   }
   return n;
+}
+
+/* split's worker: slice w of the slices, cut as split says. */
+typedef struct slicing {
+  slice *slices;
+  slice proto; /* slices[0] as the caller set it, copied before any worker starts */
+  uint64_t total, per;
+  void *(*fn)(void *);
+} slicing;
+
+static void slice_worker(void *arg, int w, int workers) {
+  slicing *c = arg;
+  (void)workers;
+  slice *s = &c->slices[w];
+  *s = c->proto;
+  wg_oracle_report_init(&s->report);
+  s->begin = c->per * (uint64_t)w < c->total ? c->per * (uint64_t)w : c->total;
+  s->end = c->per * (uint64_t)(w + 1) < c->total ? c->per * (uint64_t)(w + 1) : c->total;
+  c->fn(s);
+}
+
+/* Runs fn over [0, total) cut into one slice a core (wg_test_on_cores).
+ * `unit` keeps cuts on multiples of it. */
+static void split(slice *slices, int *count, uint64_t total, uint64_t unit,
+                  void *(*fn)(void *)) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int threads = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;
+  if (total * unit < PARALLEL_MIN)
+    threads = 1;
+  slicing c = {slices, slices[0], total, (total + (uint64_t)threads - 1) / (uint64_t)threads, fn};
+  *count = wg_test_on_cores(threads, slice_worker, &c);
 }
 
 bool wg_test_large_enabled(void) {

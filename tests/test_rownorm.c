@@ -365,8 +365,9 @@ typedef struct rn_case {
  * gpu case's time: the layernorm case took 228 s on an H100 in stop 42,
  * and a replica of its host work without the GPU, 133 s on one core
  * here, 83 s of it the oracle's compensated long double sums and 30 s
- * drawing inputs (draw_worker). Rows are independent: worker w of n takes rows w, w + n, ... and stops at its
- * first failing row; the first failing row of all is the one reported. */
+ * drawing inputs (draw_worker). Rows are independent: worker w of n takes
+ * rows w, w + n, ... and stops at its first failing row; the first
+ * failing row of all is the one reported. */
 enum { ROWS_CHECK_MOST = 32, ROWS_CHECK_WHY = 320 };
 typedef struct rows_check {
   wg_primitive p;
