@@ -48,6 +48,11 @@ for pi in 0 1 2 3; do
         sc=$((64 * (c + k) * 16 / size))
       fi
       grep -q '^#define WG_GROUP \(64\|[0-9]\|[12][0-9]\|3[0-2]\) ' "$src" || { echo "skip $spec (block of more than 64)"; continue; }
+      # The registers a thread may take, as the GPU's launch gives them (the
+      # template's choices that follow from it, WG_WB_REGS, stay the GPU's).
+      blk0=$(sed -n 's/^#define WG_BLOCK \([0-9]*\).*/\1/p' "$src")
+      minb=$(sed -n 's/.*__launch_bounds__(WG_BLOCK, \([0-9]*\)).*/\1/p' "$src")
+      sed -i "s|65536 / (WG_BLOCK \* $minb)|$((65536 / (blk0 * minb)))|" "$src"
       sed -i -e 's/^#define WG_BLOCK [0-9]*/#define WG_BLOCK 64/' \
         -e 's|asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));|f = emu_h2f(h);|' \
         -e 's|asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));|h = emu_f2h(f);|' "$src"
