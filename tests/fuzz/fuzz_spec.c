@@ -404,6 +404,23 @@ static bool stands_alone(const char *text, const char *word) {
   return false;
 }
 
+/* Whether word is a number as the source prints one (expr.c's
+ * render_literal: %.9g for f32, %.17g for f64, ".0" where that has
+ * neither a point nor an exponent): printed from the value, it may equal
+ * the input's spelling of it (19103230.0), which is no paste. */
+static bool printer_spelling(const char *word) {
+  char *end;
+  const double v = strtod(word, &end);
+  if (end == word || *end || word[0] == '-' || word[0] == '+') return false;
+  for (int prec = 9; prec <= 17; prec += 8) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.*g", prec, prec == 9 ? (double)(float)v : v);
+    if (!strpbrk(buf, ".e")) strcat(buf, ".0");
+    if (strcmp(buf, word) == 0) return true;
+  }
+  return false;
+}
+
 static void accepted(const char *text, const wg_spec *spec) {
   check(wg_spec_validate(ctx, spec) == WG_OK, "an accepted spec does not validate");
   char *canon = format(spec);
@@ -456,7 +473,9 @@ static void accepted(const char *text, const wg_spec *spec) {
    * longer word ("000000" in "1000000") is not a word of its own. Nor is
    * a canonical core between operator characters: "-2147483647" written
    * as a minus then 2147483647 prints as "- 2147483647", and the
-   * conversions' clamps hold "(-2147483647 - 1)" whatever the input. */
+   * conversions' clamps hold "(-2147483647 - 1)" whatever the input.
+   * Nor is a number spelled as the source prints it (printer_spelling),
+   * alone or as such a core. */
   for (const char *p = text; *p;) {
     while (*p == ' ' || *p == '\t' || *p == '\n') p++;
     const char *start = p;
@@ -473,8 +492,10 @@ static void accepted(const char *text, const wg_spec *spec) {
     while (core_n && !word_char(core[core_n - 1])) core_n--;
     char *core_word = strndup(core, core_n);
     check(core_word != NULL, "out of memory");
-    const bool canonical_core = core_n < n && (core_n < 6 || strstr(canon, core_word));
-    check(canonical_core || strstr(canon, word) || !stands_alone(src, word),
+    const bool canonical_core =
+        core_n < n && (core_n < 6 || strstr(canon, core_word) || printer_spelling(core_word));
+    check(canonical_core || strstr(canon, word) || printer_spelling(word) ||
+              !stands_alone(src, word),
           "a word of the input that is not canonical is in the source");
     free(core_word);
     free(word);
