@@ -34,6 +34,8 @@
 #include "expr.h"
 #include "internal.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -413,6 +415,7 @@ static bool printer_spelling(const char *word) {
   const double v = strtod(word, &end);
   if (end == word || *end || word[0] == '-' || word[0] == '+') return false;
   for (int prec = 9; prec <= 17; prec += 8) {
+    if (prec == 9 && !(fabs(v) <= FLT_MAX)) continue; /* no f32 (and no UB converting) */
     char buf[64];
     snprintf(buf, sizeof buf, "%.*g", prec, prec == 9 ? (double)(float)v : v);
     if (!strpbrk(buf, ".e")) strcat(buf, ".0");
