@@ -194,35 +194,35 @@ int wg_test_on_cores(int most, void (*fn)(void *arg, int worker, int workers), v
   return n;
 }
 
-/* split's worker: slice w of the slices, cut as split says. */
+void wg_test_share(uint64_t total, int worker, int workers, uint64_t *begin, uint64_t *end) {
+  const uint64_t per = (total + (uint64_t)workers - 1) / (uint64_t)workers;
+  *begin = per * (uint64_t)worker < total ? per * (uint64_t)worker : total;
+  *end = per * (uint64_t)(worker + 1) < total ? per * (uint64_t)(worker + 1) : total;
+}
+
+/* split's worker: slice w of the slices, its share of [0, total). */
 typedef struct slicing {
   slice *slices;
   slice proto; /* slices[0] as the caller set it, copied before any worker starts */
-  uint64_t total, per;
+  uint64_t total;
   void *(*fn)(void *);
 } slicing;
 
 static void slice_worker(void *arg, int w, int workers) {
   slicing *c = arg;
-  (void)workers;
   slice *s = &c->slices[w];
   *s = c->proto;
   wg_oracle_report_init(&s->report);
-  s->begin = c->per * (uint64_t)w < c->total ? c->per * (uint64_t)w : c->total;
-  s->end = c->per * (uint64_t)(w + 1) < c->total ? c->per * (uint64_t)(w + 1) : c->total;
+  wg_test_share(c->total, w, workers, &s->begin, &s->end);
   c->fn(s);
 }
 
-/* Runs fn over [0, total) cut into one slice a core (wg_test_on_cores).
- * `unit` keeps cuts on multiples of it. */
+/* Runs fn over [0, total) cut into one slice a core (wg_test_on_cores);
+ * one slice where total units of `unit` elements are too few to share. */
 static void split(slice *slices, int *count, uint64_t total, uint64_t unit,
                   void *(*fn)(void *)) {
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  int threads = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;
-  if (total * unit < PARALLEL_MIN)
-    threads = 1;
-  slicing c = {slices, slices[0], total, (total + (uint64_t)threads - 1) / (uint64_t)threads, fn};
-  *count = wg_test_on_cores(threads, slice_worker, &c);
+  slicing c = {slices, slices[0], total, fn};
+  *count = wg_test_on_cores(total * unit < PARALLEL_MIN ? 1 : MAX_THREADS, slice_worker, &c);
 }
 
 bool wg_test_large_enabled(void) {
@@ -266,23 +266,23 @@ void wg_test_check(wg_oracle_report *report, const wg_spec *spec, const void *in
 
 typedef struct compile_share {
   const wg_spec *specs;
-  size_t count, first, step;
+  size_t count;
 } compile_share;
 
-static void *compile_some(void *arg) {
+/* Worker w of n compiles specs w, w + n, ... */
+static void compile_some(void *arg, int worker, int workers) {
   const compile_share *share = arg;
   wg_context *ctx = NULL;
   if (wg_context_create(&ctx, NULL) != WG_OK)
-    return NULL;
+    return;
   /* Failures are left for the caller's own wg_kernel_get to report. */
-  for (size_t i = share->first; i < share->count; i += share->step) {
+  for (size_t i = (size_t)worker; i < share->count; i += (size_t)workers) {
     void *cubin = NULL;
     size_t len = 0;
     if (wg_cubin(ctx, &cubin, &len, &share->specs[i]) == WG_OK)
       wg_free(cubin);
   }
   wg_context_destroy(ctx);
-  return NULL;
 }
 
 static void precompile_here(const wg_spec *specs, size_t count);
@@ -307,24 +307,7 @@ void wg_test_precompile(const wg_spec *specs, size_t count) {
 }
 
 static void precompile_here(const wg_spec *specs, size_t count) {
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  size_t threads = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS
-                                                       : (size_t)cores;
-  if (threads > count)
-    threads = count ? count : 1;
-  compile_share shares[MAX_THREADS];
-  pthread_t ids[MAX_THREADS];
-  bool started[MAX_THREADS] = {false};
-  for (size_t t = 0; t < threads; t++) {
-    shares[t] = (compile_share){specs, count, t, threads};
-    if (t > 0)
-      started[t] = pthread_create(&ids[t], NULL, compile_some, &shares[t]) == 0;
-  }
-  compile_some(&shares[0]);
-  for (size_t t = 1; t < threads; t++) {
-    if (started[t])
-      pthread_join(ids[t], NULL);
-    else
-      compile_some(&shares[t]);
-  }
+  compile_share share = {specs, count};
+  wg_test_on_cores(count > MAX_THREADS ? MAX_THREADS : count ? (int)count : 1, compile_some,
+                   &share);
 }

@@ -20,6 +20,9 @@
  * thread cannot start there too, after it. Returns n when all are done. fn
  * must not call ck_assert (Check reports from the thread it forked). */
 int wg_test_on_cores(int most, void (*fn)(void *arg, int worker, int workers), void *arg);
+/* Worker w of n's share of [0, total): [*begin, *end), contiguous, the
+ * shares in order and of equal size but the last. */
+void wg_test_share(uint64_t total, int worker, int workers, uint64_t *begin, uint64_t *end);
 
 /* A context with default options; fails the test if none can be made. */
 wg_context *wg_test_context(void);

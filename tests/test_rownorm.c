@@ -497,9 +497,9 @@ typedef struct draw_share {
 
 static void draw_worker(void *arg, int worker, int workers) {
   const draw_share *d = arg;
-  const uint64_t per = (d->n + (uint64_t)workers - 1) / (uint64_t)workers;
-  const uint64_t end = per * (uint64_t)(worker + 1) < d->n ? per * (uint64_t)(worker + 1) : d->n;
-  for (uint64_t i = per * (uint64_t)worker; i < end; i++)
+  uint64_t begin, end;
+  wg_test_share(d->n, worker, workers, &begin, &end);
+  for (uint64_t i = begin; i < end; i++)
     wg_oracle_set(d->t, d->in, i, (uniform(d->seed, 9, i) - 0.5) * 8.0);
 }
 
