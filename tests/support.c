@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,28 @@ bool wg_test_has_gpu(char *why, size_t why_size, int *arch) {
   if (arch)
     *arch = r.arch;
   return true;
+}
+
+bool wg_test_gpu_begin(const char *name, int *arch) {
+  char why[512];
+  int found = 0;
+  if (!wg_test_has_gpu(why, sizeof why, &found)) {
+    printf("%s: skipped: %s\n", name, why);
+    return false;
+  }
+  if (arch) *arch = found;
+  printf("%s: device sm_%d, base seed 0x%016" PRIx64 " (WARPGEN_TEST_SEED=0x%016" PRIx64
+         " replays this run)\n", name, found, wg_test_seed(), wg_test_seed());
+  fflush(stdout); /* before Check forks */
+  return true;
+}
+
+int wg_test_run_suite(Suite *s) {
+  SRunner *runner = srunner_create(s);
+  srunner_run_all(runner, CK_ENV);
+  const int failed = srunner_ntests_failed(runner);
+  srunner_free(runner);
+  return failed ? 1 : 0;
 }
 
 char *wg_test_tmpdir(void) {

@@ -46,6 +46,16 @@ uint64_t wg_test_seed(void);
  * the reason. *arch (may be NULL) gets the device's architecture. */
 bool wg_test_has_gpu(char *why, size_t why_size, int *arch);
 
+/* The start of a GPU suite's main. With a GPU (wg_test_has_gpu), prints
+ * "NAME: device sm_ARCH, base seed S (WARPGEN_TEST_SEED=S replays this
+ * run)" and returns true, *arch (may be NULL) set; without, prints "NAME:
+ * skipped: why" and returns false, and main returns 77, meson's skip. */
+bool wg_test_gpu_begin(const char *name, int *arch);
+
+/* Runs suite s (Check's CK_ENV: CK_VERBOSITY=verbose prints a line a
+ * test) and frees it; main's status: 0 when every test passed, else 1. */
+int wg_test_run_suite(Suite *s);
+
 /* A new empty folder under $TMPDIR (else /tmp), malloc'd path; removes it
  * and everything in it. */
 char *wg_test_tmpdir(void);

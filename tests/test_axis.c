@@ -895,15 +895,8 @@ int main(int argc, char **argv) {
   }
   const bool nvrtc = argc > 1 && strcmp(argv[1], "--nvrtc") == 0;
   if (!nvrtc) {
-    char why[512];
     int arch = 0;
-    if (!wg_test_has_gpu(why, sizeof why, &arch)) {
-      printf("axis: skipped: %s\n", why);
-      return 77;
-    }
-    printf("axis: device sm_%d, base seed 0x%016" PRIx64 " (WARPGEN_TEST_SEED replays it)\n",
-           arch, wg_test_seed());
-    fflush(stdout);
+    if (!wg_test_gpu_begin("axis", &arch)) return 77;
     /* Every kernel compiled (or found in the disk cache) on every core
      * first: the specs name their arch, so this starts no CUDA before
      * Check forks. */
@@ -916,9 +909,5 @@ int main(int argc, char **argv) {
       wg_context_destroy(ctx);
     }
   }
-  SRunner *runner = srunner_create(nvrtc ? nvrtc_suite() : gpu_suite());
-  srunner_run_all(runner, CK_NORMAL);
-  const int failed = srunner_ntests_failed(runner);
-  srunner_free(runner);
-  return failed ? 1 : 0;
+  return wg_test_run_suite(nvrtc ? nvrtc_suite() : gpu_suite());
 }

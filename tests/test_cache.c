@@ -1281,9 +1281,5 @@ int main(void) {
   unsetenv("WARPGEN_CACHE");
   unsetenv("WARPGEN_CACHE_DIR");
   unsetenv("WARPGEN_CACHE_MAX");
-  SRunner *sr = srunner_create(cache_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return wg_test_run_suite(cache_suite());
 }

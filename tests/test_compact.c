@@ -568,16 +568,7 @@ int main(int argc, char **argv) {
     tcase_add_loop_test(tc, every_shape_compiles, 0, WG_TYPE_COUNT);
     suite_add_tcase(s, tc);
   } else {
-    char why[512];
-    int arch = 0;
-    if (!wg_test_has_gpu(why, sizeof why, &arch)) {
-      printf("compact: skipped: %s\n", why);
-      return 77;
-    }
-    printf("compact: device sm_%d, base seed 0x%016" PRIx64
-           " (WARPGEN_TEST_SEED=0x%016" PRIx64 " replays this run)\n",
-           arch, wg_test_seed(), wg_test_seed());
-    fflush(stdout);
+    if (!wg_test_gpu_begin("compact", NULL)) return 77;
     tc = tcase_create("device");
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, every_type_and_size, 0, WG_TYPE_COUNT);
@@ -589,9 +580,5 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, past_2_31_elements);
     suite_add_tcase(s, tc);
   }
-  SRunner *runner = srunner_create(s);
-  srunner_run_all(runner, CK_NORMAL);
-  const int failed = srunner_ntests_failed(runner);
-  srunner_free(runner);
-  return failed ? 1 : 0;
+  return wg_test_run_suite(s);
 }

@@ -671,28 +671,23 @@ START_TEST(emulated_on_host) {
 END_TEST
 
 int main(int argc, char **argv) {
-  printf("expr-gpu: base seed 0x%016" PRIx64 " (WARPGEN_TEST_SEED=0x%016" PRIx64
-         " replays this run)\n", wg_test_seed(), wg_test_seed());
   bool only_compile = argc > 1 && strcmp(argv[1], "--compile-only") == 0;
   bool emulate = argc > 1 && strcmp(argv[1], "--emulate") == 0;
   compile_only_kernels = emulate_kernels = argc > 2 ? atoi(argv[2]) : 1;
   if (compile_only_kernels < 1) compile_only_kernels = emulate_kernels = 1;
   if (argc > 3) emulate_cxx = argv[3];
-  char why[512];
-  if (!only_compile && !emulate && !wg_test_has_gpu(why, sizeof why, NULL)) {
-    printf("expr-gpu: skipped: %s\n", why);
+  if (only_compile || emulate) {
+    printf("expr-gpu: base seed 0x%016" PRIx64 " (WARPGEN_TEST_SEED=0x%016" PRIx64
+           " replays this run)\n", wg_test_seed(), wg_test_seed());
+    fflush(stdout);
+  } else if (!wg_test_gpu_begin("expr-gpu", NULL)) {
     return 77;
   }
-  fflush(stdout);
   Suite *s = suite_create("expr-gpu");
   TCase *tc = tcase_create("renderer");
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, only_compile ? compile_only : emulate ? emulated_on_host
                                                          : random_expressions_on_gpu);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return wg_test_run_suite(s);
 }

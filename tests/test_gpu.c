@@ -662,27 +662,15 @@ static Suite *gpu_suite(void) {
 }
 
 int main(void) {
-  char why[512];
-  int arch = 0;
-  if (!wg_test_has_gpu(why, sizeof why, &arch)) {
-    printf("gpu: skipped: %s\n", why);
-    return 77;
-  }
+  if (!wg_test_gpu_begin("gpu", NULL)) return 77;
   char *dir = wg_test_tmpdir();
   if (!dir) {
     printf("gpu: cannot make a temporary folder\n");
     return 1;
   }
   snprintf(summary_path, sizeof summary_path, "%s/summary", dir);
-  printf("gpu: device sm_%d, base seed 0x%016" PRIx64
-         " (WARPGEN_TEST_SEED=0x%016" PRIx64 " replays this run)\n",
-         arch, wg_test_seed(), wg_test_seed());
-  fflush(stdout);
   double start = wg_test_now();
-  SRunner *runner = srunner_create(gpu_suite());
-  srunner_run_all(runner, CK_NORMAL);
-  int failed = srunner_ntests_failed(runner);
-  srunner_free(runner);
+  const int failed = wg_test_run_suite(gpu_suite());
 
   uint64_t specs = 0, launches = 0, checks = 0;
   FILE *f = fopen(summary_path, "r");
@@ -698,10 +686,9 @@ int main(void) {
     fclose(f);
   }
   printf("gpu summary: %" PRIu64 " specs, %" PRIu64 " launches, %" PRIu64
-         " outputs checked, %.1f s, %d failed tests, base seed 0x%016" PRIx64
-         "\n",
-         specs, launches, checks, wg_test_now() - start, failed,
-         wg_test_seed());
+         " outputs checked, %.1f s, %s, base seed 0x%016" PRIx64 "\n",
+         specs, launches, checks, wg_test_now() - start,
+         failed ? "a test failed" : "0 failed tests", wg_test_seed());
   wg_test_rmtree(dir);
   free(dir);
   return failed ? 1 : 0;

@@ -607,20 +607,8 @@ int main(int argc, char **argv) {
   } else if (argc > 1 && strcmp(argv[1], "nvrtc") == 0) {
     suite = nvrtc_suite();
   } else {
-    char why[512];
-    int arch = 0;
-    if (!wg_test_has_gpu(why, sizeof why, &arch)) {
-      printf("hist: skipped: %s\n", why);
-      return 77;
-    }
-    printf("hist: device sm_%d, base seed 0x%016" PRIx64 " (WARPGEN_TEST_SEED=0x%016" PRIx64
-           " replays this run)\n", arch, wg_test_seed(), wg_test_seed());
-    fflush(stdout);
+    if (!wg_test_gpu_begin("hist", NULL)) return 77;
     suite = gpu_suite();
   }
-  SRunner *runner = srunner_create(suite);
-  srunner_run_all(runner, CK_NORMAL);
-  const int failed = srunner_ntests_failed(runner);
-  srunner_free(runner);
-  return failed ? 1 : 0;
+  return wg_test_run_suite(suite);
 }

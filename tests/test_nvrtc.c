@@ -239,9 +239,5 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, every_spec_compiles);
   tcase_set_timeout(tc, 1800);
   suite_add_tcase(s, tc);
-  SRunner *r = srunner_create(s);
-  srunner_run_all(r, CK_NORMAL);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return wg_test_run_suite(s);
 }

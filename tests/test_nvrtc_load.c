@@ -295,9 +295,5 @@ int main(void) {
   tcase_add_test(tc, missing_nvrtc_is_a_clear_error);
   tcase_add_test(tc, wrong_or_replaced_library);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return wg_test_run_suite(s);
 }

@@ -456,11 +456,7 @@ int main(int argc, char **argv) {
   if (nvrtc) {
     tcase_add_test(tc, layouts_compile);
   } else if (gpu) {
-    char why[256];
-    if (!wg_test_has_gpu(why, sizeof why, NULL)) {
-      printf("skipped: %s\n", why);
-      return 77;
-    }
+    if (!wg_test_gpu_begin("partial", NULL)) return 77;
     tcase_add_test(tc, gpu_shards);
     tcase_add_test(tc, gpu_edges);
   } else {
@@ -469,10 +465,7 @@ int main(int argc, char **argv) {
     tcase_add_test(tc, cpu_ties);
   }
   suite_add_tcase(s, tc);
-  printf("seed %llu (WARPGEN_TEST_SEED replays it)\n", (unsigned long long)wg_test_seed());
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  const int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  if (!gpu) /* wg_test_gpu_begin printed it */
+    printf("seed %llu (WARPGEN_TEST_SEED replays it)\n", (unsigned long long)wg_test_seed());
+  return wg_test_run_suite(s);
 }

@@ -1184,19 +1184,6 @@ int main(int argc, char **argv) {
     print_specs();
     return 0;
   }
-  char why[512];
-  int arch = 0;
-  if (!wg_test_has_gpu(why, sizeof why, &arch)) {
-    printf("reduce: skipped: %s\n", why);
-    return 77;
-  }
-  printf("reduce: device sm_%d, base seed 0x%016" PRIx64
-         " (WARPGEN_TEST_SEED=0x%016" PRIx64 " replays this run)\n",
-         arch, wg_test_seed(), wg_test_seed());
-  fflush(stdout);
-  SRunner *runner = srunner_create(reduce_suite());
-  srunner_run_all(runner, CK_NORMAL);
-  const int failed = srunner_ntests_failed(runner);
-  srunner_free(runner);
-  return failed ? 1 : 0;
+  if (!wg_test_gpu_begin("reduce", NULL)) return 77;
+  return wg_test_run_suite(reduce_suite());
 }

@@ -886,22 +886,10 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(part, "nvrtc") && argc > 2) nvrtc_arch = atoi(argv[2]);
   if (!strcmp(part, "gpu")) {
-    char why[512];
-    int arch = 0;
-    if (!wg_test_has_gpu(why, sizeof why, &arch)) {
-      printf("rownorm: skipped: %s\n", why);
-      return 77;
-    }
-    printf("rownorm: device sm_%d, base seed 0x%016" PRIx64 " (WARPGEN_TEST_SEED replays)\n",
-           arch, wg_test_seed());
-    fflush(stdout);
+    if (!wg_test_gpu_begin("rownorm", NULL)) return 77;
   } else if (strcmp(part, "unit") && strcmp(part, "nvrtc")) {
     fprintf(stderr, "usage: test_rownorm [unit|nvrtc [ARCH]|gpu|--specs|--specs-for COLS...]\n");
     return 2;
   }
-  SRunner *runner = srunner_create(suite(part));
-  srunner_run_all(runner, CK_NORMAL);
-  const int failed = srunner_ntests_failed(runner);
-  srunner_free(runner);
-  return failed ? 1 : 0;
+  return wg_test_run_suite(suite(part));
 }

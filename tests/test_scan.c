@@ -921,18 +921,6 @@ int main(int argc, char **argv) {
     return precompile_main(argc > 2 ? atoi(argv[2]) : 90);
   if (argc > 1 && strcmp(argv[1], "--nvrtc") == 0)
     return nvrtc_main(argc > 2 ? atoi(argv[2]) : 90);
-  char why[512];
-  int arch = 0;
-  if (!wg_test_has_gpu(why, sizeof why, &arch)) {
-    printf("scan: skipped: %s\n", why);
-    return 77;
-  }
-  printf("scan: device sm_%d, base seed 0x%016" PRIx64 " (WARPGEN_TEST_SEED=0x%016" PRIx64
-         " replays this run)\n", arch, wg_test_seed(), wg_test_seed());
-  fflush(stdout);
-  SRunner *runner = srunner_create(scan_suite());
-  srunner_run_all(runner, CK_ENV); /* CK_VERBOSITY=verbose: a line a test */
-  const int failed = srunner_ntests_failed(runner);
-  srunner_free(runner);
-  return failed ? 1 : 0;
+  if (!wg_test_gpu_begin("scan", NULL)) return 77;
+  return wg_test_run_suite(scan_suite()); /* CK_VERBOSITY=verbose: a line a test */
 }

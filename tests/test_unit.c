@@ -5,6 +5,7 @@
  * architectures (and refuses one it lacks).
  */
 #include "internal.h"
+#include "support.h"
 
 #include <check.h>
 #include <fcntl.h>
@@ -998,9 +999,5 @@ int main(void) {
   tcase_add_test(tmpl, template_nul_byte);
   tcase_set_timeout(tmpl, 300);
   suite_add_tcase(s, tmpl);
-  SRunner *r = srunner_create(s);
-  srunner_run_all(r, CK_NORMAL);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return wg_test_run_suite(s);
 }
