@@ -4,7 +4,7 @@
 # in the same lease (runs on one H200 differ by up to 3 %; leases by more).
 # "new" is this tree's library, "old" the one built from a revision; the
 # benchmark chooses between them through WARPGEN_LIBRARY (python/warpgen).
-# The stop-27 and stop-28 rownorm comparisons in the README were run so.
+# The stop-27 and stop-28 rownorm comparisons (docs/rownorm-design.md) were run so.
 #
 # usage: bench/ab_library.sh --prepare BUILD BINDIR REV [SPECS]   (here)
 #          copies BUILD's libwarpgen.so.0 and warpgen into BINDIR/new,

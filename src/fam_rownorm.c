@@ -51,7 +51,7 @@ static const rownorm_op *op_of(wg_primitive p) {
 }
 
 /* What the H200 preferred, by element size (2^26 elements, x copy; the
- * sweep is in README.md "Fused row kernels"). f32: lanes of rows that fit
+ * sweep is in docs/rownorm-design.md). f32: lanes of rows that fit
  * a warp hold 2 vectors, not 4 (rows of 32 0.86 -> 0.97 softmax, 128 0.86
  * -> 0.97), an SM keeps 1024 threads (64 registers a thread: 1024 and
  * 4096 columns 0.94 -> 0.96), and the grid covers every tile rather than
@@ -121,7 +121,7 @@ typedef struct rownorm_shape {
  * on, loop over rows with the next row on its way into shared memory
  * (bulk copies, cp.async.bulk) while they fold and write this one: else
  * memory idles while the block folds. What the H200 measured (2^26
- * elements, x copy, README "Fused row kernels"): f32 rows of 16384 0.77
+ * elements, x copy, docs/rownorm-design.md): f32 rows of 16384 0.77
  * -> 0.85 (since run by two blocks an SM, 0.94, and no longer staged),
  * bf16 16384 0.60 -> 0.79, bf16 32768 0.74 -> 0.81; but f32
  * 32768 (128 KiB a row) 0.89 -> 0.82, f32 8192 (two blocks an SM) 0.91 ->
