@@ -688,7 +688,7 @@ int main(void) {
   printf("gpu summary: %" PRIu64 " specs, %" PRIu64 " launches, %" PRIu64
          " outputs checked, %.1f s, %s, base seed 0x%016" PRIx64 "\n",
          specs, launches, checks, wg_test_now() - start,
-         failed ? "a test failed" : "0 failed tests", wg_test_seed());
+         failed ? "one or more tests failed" : "0 failed tests", wg_test_seed());
   wg_test_rmtree(dir);
   free(dir);
   return failed ? 1 : 0;
