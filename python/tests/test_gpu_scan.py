@@ -7,7 +7,6 @@ Skips without torch or a GPU."""
 
 import ctypes
 
-import numpy as np
 import pytest
 
 import warpgen

@@ -15,7 +15,7 @@ import ctypes
 from . import _lib
 from ._lib import lib
 from .arrays import (check_out, copied_dims_last, empty_like_kind, input_views,
-                     integer, view)
+                     integer)
 from .errors import ArrayError, Error
 from .ops import (_TYPE_INDEX, _context_for, _expr_spec, _op_index, _params,
                   _ready, _reduction)
@@ -91,8 +91,10 @@ def reduce_dims(x, op, dim, keepdim, exprs, correction, out, context, params):
                       if keepdim or d not in dims)
     strides = _strides_of(v) if ndim else (1,)
     if any(_strides_of(w) != strides for w in vs[1:] if ndim):
-        raise ArrayError("reduce: the inputs must share their strides; pass "
-                         "contiguous arrays")
+        # Inputs are paired by position in memory: with different strides
+        # they would pair different elements.
+        return _reduce_copies(x, vs, op, dims, keepdim, exprs, correction,
+                              out, context, params)
     ctx = _context_for(v, context)
     use_spec = (len(vs) > 1 or params or
                 any(e is not None for e in exprs))
@@ -124,20 +126,33 @@ def reduce_dims(x, op, dim, keepdim, exprs, correction, out, context, params):
                      len(shape), c_shape, c_strides, c_axes, len(dims),
                      params_c, nparams, out_ptr, v.stream)
     except Error as e:
-        # A layout the kernel cannot walk: one copy with the reduced dims
-        # last (contiguous), then the same call on it.
         if e.status != _lib.WG_EINVAL or "do not merge" not in str(e):
             raise
-        # The result comes back in the copy's shape (the kept dims) and
-        # takes out_shape (keepdim's ones) as a view; a caller's out= gets
-        # it by assignment, whatever its strides.
-        moved = [copied_dims_last(a, view(a), dims, "reduce")[0]
-                 for a in arrays]
-        last = tuple(range(ndim - len(dims), ndim))
-        res = reduce_dims(moved if len(moved) > 1 else moved[0], op, last,
-                          False, exprs, correction, None, context, params)
-        res = res.reshape(out_shape)
-        if not out_given:
-            return res
-        out[...] = res
+        return _reduce_copies(x, vs, op, dims, keepdim, exprs, correction,
+                              out if out_given else None, context, params)
+    return out
+
+
+def _reduce_copies(x, vs, op, dims, keepdim, exprs, correction, out, context,
+                   params):
+    """reduce_dims of layouts the kernel cannot walk (reduced dims that do
+    not merge into one strided axis) or pair (inputs of different strides):
+    one copy of each input with the reduced dims last, C-contiguous, by
+    its own library, then the same reduction of the copies. The result
+    comes back in the copies' shape (the kept dims) and takes keepdim's
+    ones as a view; a caller's out= gets it by assignment, whatever its
+    strides."""
+    arrays = tuple(x) if isinstance(x, (tuple, list)) else (x,)
+    moved = [copied_dims_last(a, w, dims, "reduce")[0]
+             for a, w in zip(arrays, vs)]
+    ndim = len(vs[0].shape)
+    last = tuple(range(ndim - len(dims), ndim))
+    res = reduce_dims(moved if len(moved) > 1 else moved[0], op, last, False,
+                      exprs, correction, None, context, params)
+    res = res.reshape(tuple((1 if d in dims else n)
+                            for d, n in enumerate(vs[0].shape)
+                            if keepdim or d not in dims))
+    if out is None:
+        return res
+    out[...] = res
     return out

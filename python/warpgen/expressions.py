@@ -8,7 +8,6 @@ equal expressions share one kernel and one cache entry. Parameter values
 are kernel arguments: a new value never compiles anything.
 """
 
-import ctypes
 import re
 
 from . import _lib
