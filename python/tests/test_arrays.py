@@ -46,10 +46,28 @@ def test_unknown_operator():
         warpgen.reduce(FakeCudaArray(), "median")
 
 
-def test_layouts_the_kernels_cannot_read():
+def test_whole_array_layouts_that_go_by_dims():
+    # reduce(dim=None) reads memory in its own order only where that gives
+    # the row-major answer; the rest goes over every dim (axis.py).
+    from warpgen.ops import _whole_as_dims
+    none = (None, None, None, None)
+    c = FakeCudaArray(shape=(4, 8))
+    t = FakeCudaArray(shape=(4, 8), strides=(4, 16))  # a transpose: dense
     gappy = FakeCudaArray(shape=(4, 4), strides=(32, 4))  # a column slice
-    with pytest.raises(warpgen.ArrayError, match="gaps"):
-        warpgen.reduce(gappy)
+    assert _whole_as_dims(c, "argmax", none, {}, False) is None
+    assert _whole_as_dims(t, "sum", none, {}, False) is None
+    assert _whole_as_dims(t, "argmax", none, {}, False) == (0, 1)
+    assert _whole_as_dims(t, None, ("x * i", None, None, None), {},
+                          False) == (0, 1)
+    assert _whole_as_dims(t, "sum", none, {"p0": 1.0}, False) == (0, 1)
+    assert _whole_as_dims((c, t), None, ("x * y", None, None, None), {},
+                          False) == (0, 1)
+    assert _whole_as_dims(gappy, "sum", none, {}, False) == (0, 1)
+    assert _whole_as_dims(c, "sum", none, {}, True) == (0, 1)
+    assert _whole_as_dims(FakeCudaArray(shape=()), "sum", none, {}, True) == 0
+
+
+def test_layouts_the_kernels_cannot_read():
     transposed = FakeCudaArray(shape=(4, 8), strides=(4, 16))
     with pytest.raises(warpgen.ArrayError, match="C-contiguous"):
         warpgen.warp_scan(transposed)

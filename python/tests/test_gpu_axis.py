@@ -230,3 +230,44 @@ def test_cupy_negative_strides(cupy):
                                      (type_, op, view.strides, dim))
                 assert got.shape == cupy.sum(view.astype(cupy.float64),
                                              axis=dim).shape
+
+
+def test_torch_whole_array_in_any_layout(torch):
+    """dim=None on layouts the one pass over memory cannot answer: the
+    index of argmin/argmax counts row-major, expressions see row-major i,
+    several inputs pair by position in the array, not in memory; layouts
+    with gaps are read; keepdim keeps x's rank."""
+    m = torch.randn(37, 53, device="cuda")
+    m[5, 7] = 9.0   # one clear maximum and minimum, away from the diagonal
+    m[30, 2] = -9.0
+    for x in (m.t(), m.t().contiguous().t(), m[:, ::2], m[::3]):
+        assert warpgen.reduce(x, "argmax") == int(torch.argmax(x)), x.stride()
+        assert warpgen.reduce(x, "argmin") == int(torch.argmin(x)), x.stride()
+        assert abs(warpgen.reduce(x, "sum") - float(x.double().sum())) < 1e-3
+        ramp = torch.arange(x.numel(), device="cuda").reshape(x.shape)
+        terms = x.double() * ramp
+        got = warpgen.reduce(x, map="f64(x) * f64(i)")
+        assert abs(got - float(terms.sum())) <= \
+            1e-6 * float(terms.abs().sum()), x.stride()
+        out = torch.full((1,), -1, dtype=torch.int64, device="cuda")
+        assert warpgen.reduce(x, "argmax", out=out) is out
+        assert int(out) == int(torch.argmax(x))
+    a = torch.randint(-50, 50, (40, 30), device="cuda", dtype=torch.int32)
+    b = torch.randint(-50, 50, (30, 40), device="cuda",
+                      dtype=torch.int32).t()  # a's shape, transposed storage
+    d = (a.long() - b.long()) ** 2
+    assert warpgen.reduce((a, b), map="(x - y) * (x - y)") == int(d.sum())
+    assert torch.equal(warpgen.reduce((a, b), map="(x - y) * (x - y)",
+                                      dim=0).long(), d.sum(dim=0))
+    k = warpgen.reduce(m, "sum", keepdim=True)
+    assert k.shape == (1, 1) and abs(float(k) - float(m.double().sum())) < 1e-3
+    s = torch.tensor(2.5, device="cuda")
+    assert warpgen.reduce(s, "sum", keepdim=True).shape == ()
+
+
+def test_torch_negative_bit_is_refused(torch):
+    z = torch.randn(8, dtype=torch.complex64, device="cuda")
+    with pytest.raises(warpgen.ArrayError, match="negative bit"):
+        warpgen.reduce(z.conj().imag)
+    assert warpgen.reduce(z.conj().imag.resolve_neg(), "sum") == \
+        pytest.approx(float(-z.imag.sum()), abs=1e-5)

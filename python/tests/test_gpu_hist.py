@@ -161,3 +161,13 @@ def test_errors(torch):
         warpgen.histogram(x, 4, map="x * 2.0")
     with pytest.raises(warpgen.SpecError):
         warpgen.histogram(x, 1 << 31, (0, 1))
+
+
+def test_map_index_is_row_major(torch):
+    # map= reads i; a transposed x is counted as its row-major order says.
+    x = torch.randn(30, 40, device="cuda").t()
+    flat = x.reshape(-1)  # row-major (a copy here)
+    i = torch.arange(flat.numel(), device="cuda")
+    want = torch.bincount((flat > 0).long() * (1 + i % 3), minlength=4)
+    got = warpgen.histogram(x, 4, map="i32(x > 0) * (1 + i32(i % 3))")
+    assert torch.equal(got, want)

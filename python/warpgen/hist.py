@@ -13,7 +13,8 @@ import math
 
 from . import _lib, expressions
 from ._lib import lib
-from .arrays import check_out, empty_like_kind, integer, is_dense, view
+from .arrays import (check_out, copied_dims_last, empty_like_kind, integer,
+                     is_c_contiguous, is_dense, view)
 from .errors import ArrayError, DTypeError
 from .ops import _context_for, _ready, reduce
 
@@ -56,8 +57,8 @@ def histogram(x, bins=100, range=None, *, map=None, out=None, context=None,
     range); lo == hi becomes (lo - 1, hi + 1) as in torch. Integer x counts
     key k in bin k (range must be None): that is bincount with a fixed
     number of bins. map= (docs/expressions.md, over x, i, n and keyword
-    parameters p0=...) gives each key's bin instead (integer; outside [0,
-    bins) counted nowhere). Returns out, shape (bins,), int64."""
+    parameters p0=...; i counts row-major, whatever x's strides) gives
+    each key's bin instead (integer; outside [0, bins) counted nowhere). Returns out, shape (bins,), int64."""
     if integer(bins) is None or integer(bins) < 1:
         raise ArrayError(f"histogram: bins must be an integer of at least 1, "
                          f"not {bins!r}")
@@ -71,6 +72,11 @@ def histogram(x, bins=100, range=None, *, map=None, out=None, context=None,
                              f"max), not {range!r}") from None
         span = (lo, hi)
     v = view(x)
+    if map is not None and not is_c_contiguous(v.shape, v.strides):
+        # map= may read the index i, which counts in memory's order: a
+        # transposed x is copied row-major first.
+        x = copied_dims_last(x, v, (), "histogram")[0]
+        v = view(x)
     ctx = _context_for(v, context)
     n = _flat(v, "histogram")
     words = [f"histogram {v.type}"]

@@ -10,9 +10,9 @@ import struct
 
 from . import _lib, expressions
 from ._lib import lib
-from .arrays import (check_out, device_guard, empty_like_kind, input_views,
-                     is_c_contiguous, is_dense, real, same_shape_and_device,
-                     view)
+from .arrays import (DeviceArray, check_out, device_guard, empty_like_kind,
+                     input_views, is_c_contiguous, is_dense, real,
+                     same_shape_and_device, view)
 from .context import default_context
 from .errors import ArrayError, DTypeError, SpecError
 
@@ -186,6 +186,28 @@ def _reduce_expr(rows_wise, x, op, exprs, correction, out, context, params):
     return out
 
 
+def _whole_as_dims(x, op, exprs, params, keepdim):
+    """Every dim of x (0 for a 0-d x) where reduce with dim=None must go
+    the way of dim= to give the row-major answer, else None (one pass over
+    memory, in memory's order): keepdim, which returns an array of ones;
+    a layout with gaps or negative strides; a layout that is not
+    C-contiguous where the elements' order or pairing matters (argmin and
+    argmax, expressions, which may use the index i, several inputs, which
+    are paired by their position in memory)."""
+    vs = input_views("reduce", x)
+    ndim = len(vs[0].shape)
+    every = tuple(range(ndim)) if ndim else 0
+    if keepdim:
+        return every
+    if all(is_c_contiguous(w.shape, w.strides) for w in vs):
+        return None
+    ordered = (len(vs) > 1 or op in ("argmin", "argmax") or bool(params) or
+               any(e is not None for e in exprs))
+    if ordered or not all(is_dense(w.shape, w.strides) for w in vs):
+        return every
+    return None
+
+
 def reduce(x, op=None, *, dim=None, keepdim=False, map=None, combine=None,
            identity=None, final=None, correction=None, out=None, context=None,
            **params):
@@ -213,15 +235,31 @@ def reduce(x, op=None, *, dim=None, keepdim=False, map=None, combine=None,
     gives the identity) and, as PyTorch computes them, "argmin", "argmax"
     (the first index, a NaN wins; an int; empty x is an error), "mean",
     "var", "std" (correction, default 1), "norm1", "norm2", "norminf",
-    "logsumexp" and "count_nonzero". The output type follows PyTorch
-    (wg_reduce_output_type: indices and counts i64, logsumexp of integers
-    f32, else x's type). With out= (a one-element array of that type on
-    x's device) it writes there without waiting and returns out."""
+    "logsumexp" and "count_nonzero". The output type
+    (wg_reduce_output_type): indices and counts i64, logsumexp of integers
+    f32, else x's type; so integer sum and prod wrap in x's type, where
+    PyTorch's give int64. With out= (a one-element array of that type on
+    x's device; with keepdim, of the output's shape) it writes there
+    without waiting and returns out. dim=None reads any layout; keepdim
+    then returns an array of x's rank, every dimension 1, as PyTorch's
+    x.sum(dim=None, keepdim=True) does."""
     exprs = (map, combine, identity, final)
+    whole = dim is None
+    if whole:
+        dim = _whole_as_dims(x, op, exprs, params, keepdim)
     if dim is not None:
         from .axis import reduce_dims
-        return reduce_dims(x, op, dim, keepdim, exprs, correction, out,
-                           context, params)
+        if not whole or keepdim:
+            return reduce_dims(x, op, dim, keepdim, exprs, correction, out,
+                               context, params)
+        if out is not None:  # one element: as the 0-d output, in place
+            reduce_dims(x, op, dim, False, exprs, correction,
+                        out.reshape(()) if hasattr(out, "reshape") else out,
+                        context, params)
+            return out
+        res = reduce_dims(x, op, dim, False, exprs, correction, None, context,
+                          params)
+        return (res.to_host() if isinstance(res, DeviceArray) else res).item()
     if _with_expressions(x, exprs, params):
         return _reduce_expr(False, x, op, exprs, correction, out, context,
                             params)
