@@ -22,9 +22,12 @@ from .errors import ArrayError, DTypeError
 from .ops import _TYPE_INDEX, _context_for, _ready
 
 _FLOATS = ("f16", "bf16", "f32", "f64")
-# The smallest x with 1 + x != 1 in each type: torch.finfo(dtype).eps.
-_FINFO_EPS = {"f16": 2.0 ** -10, "bf16": 2.0 ** -7, "f32": 2.0 ** -23,
-              "f64": 2.0 ** -52}
+# rms_norm's eps when none is given, as PyTorch's (2.7 on, its PR 142848):
+# torch.finfo of the type the row is computed in, f32 for the 16-bit types
+# (2^-23, not their own 2^-10 and 2^-7, which would swamp the mean square
+# of rows of small values), f64 for f64.
+_DEFAULT_RMS_EPS = {"f16": 2.0 ** -23, "bf16": 2.0 ** -23, "f32": 2.0 ** -23,
+                    "f64": 2.0 ** -52}
 
 
 def _rows(v, what):
@@ -178,7 +181,9 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5, *, out=None,
 
 def rms_norm(x, weight=None, eps=None, *, out=None, context=None):
     """torch.nn.functional.rms_norm(x, (x.shape[-1],), weight, eps):
-    x / sqrt(mean(x^2) + eps) * weight; eps None is torch.finfo(x.dtype).eps."""
+    x / sqrt(mean(x^2) + eps) * weight; eps None is PyTorch's default,
+    torch.finfo of the type the row is computed in: float32's for f16,
+    bf16 and f32 (2^-23), float64's for f64."""
     if eps is None:
-        eps = _FINFO_EPS.get(view(x).type, 0.0)
+        eps = _DEFAULT_RMS_EPS.get(view(x).type, 0.0)
     return _run("rms_norm", x, weight, None, eps, out, context)
