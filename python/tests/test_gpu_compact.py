@@ -166,3 +166,22 @@ def test_cupy(cupy):
     assert count == want.size
     assert bool((values == want).all())
     assert bool((indices == cupy.nonzero(x > 1.5)[0]).all())
+
+
+def test_cuda_array_interface_input(torch):
+    # An array that is neither torch nor CuPy: the outputs are warpgen's
+    # DeviceArray, narrowed to the count like the others.
+    x = data(torch, "float32", 5_000, "cai")
+
+    class Plain:
+        __cuda_array_interface__ = x.__cuda_array_interface__
+
+    torch.cuda.synchronize()
+    values, indices, count = warpgen.compact(Plain(), "x > 0.5")
+    keep = x > 0.5
+    assert count == int(keep.sum())
+    assert values.shape == (count,) and indices.shape == (count,)
+    assert np.array_equal(values.to_host(),
+                          torch.masked_select(x, keep).cpu().numpy())
+    assert np.array_equal(indices.to_host(),
+                          torch.nonzero(keep).flatten().cpu().numpy())

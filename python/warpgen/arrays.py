@@ -91,6 +91,10 @@ def _torch_view(x):
     if type_ is None:
         raise DTypeError(f"torch dtype {x.dtype} has no warpgen type; "
                          f"supported: {_SUPPORTED}")
+    if getattr(x, "is_neg", None) is not None and x.is_neg():
+        # A lazily negated view (z.conj().imag): its memory holds -x.
+        raise ArrayError("a torch tensor with its negative bit set (a view "
+                         "such as z.conj().imag): pass x.resolve_neg()")
     device = x.get_device()
     return ArrayView(x.data_ptr(), type_, tuple(x.shape), x.stride(), device,
                      _torch_stream(device), "torch", x)
@@ -112,8 +116,10 @@ def _cupy_view(x):
                          f"supported: {_SUPPORTED}")
     item = x.itemsize
     strides = tuple(s // item for s in x.strides)
+    with x.device:  # CuPy's current stream is the current device's
+        stream = _cupy.cuda.get_current_stream().ptr
     return ArrayView(x.data.ptr, type_, x.shape, strides, x.device.id,
-                     _cupy.cuda.get_current_stream().ptr, "cupy", x)
+                     stream, "cupy", x)
 
 
 # --- the CUDA Array Interface and DLPack -------------------------------------
@@ -411,6 +417,16 @@ class DeviceArray:
         self._ctx.call(lib.wg_memcpy_dtoh, host.ctypes.data, self.ptr,
                        self.nbytes, self.stream or None)
         return host
+
+    def shorten(self, count):
+        """Makes this 1-d array its first `count` elements (compact's
+        outputs, once the count is known) and returns it; the allocation
+        stays whole until it is freed."""
+        if len(self.shape) != 1 or not 0 <= count <= self.shape[0]:
+            raise ArrayError(f"cannot shorten shape {self.shape} to {count}")
+        self.shape = (int(count),)
+        self.nbytes = int(count) * _lib.TYPE_SIZES[self.type]
+        return self
 
     def __del__(self):
         ptr, self.ptr = getattr(self, "ptr", 0), 0

@@ -8,9 +8,9 @@ elements it keeps come back in order, as torch.masked_select gives them.
 
 import ctypes
 
-from . import _lib, expressions
+from . import expressions
 from ._lib import lib
-from .arrays import empty_like_kind, input_views, is_c_contiguous
+from .arrays import DeviceArray, empty_like_kind, input_views, is_c_contiguous
 from .errors import ArrayError
 from .ops import _context_for, _ready
 
@@ -72,5 +72,8 @@ def compact(x, pred=None, *, indices=True, narrow=True, context=None, **params):
     word = ctypes.c_uint64()
     ctx.call(lib.wg_memcpy_dtoh, ctypes.byref(word), count_ptr, 8, v.stream)
     kept = word.value
-    return (out_values[:kept], None if out_indices is None else out_indices[:kept],
+
+    def first(a):  # DeviceArray (the outputs of CAI and DLPack inputs) has no slices
+        return a.shorten(kept) if isinstance(a, DeviceArray) else a[:kept]
+    return (first(out_values), None if out_indices is None else first(out_indices),
             kept)
