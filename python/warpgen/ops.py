@@ -142,12 +142,13 @@ def _expr_spec(ctx, what, primitive, vs, op, exprs, correction, params):
     return c, out_type, params_c, nparams
 
 
-def _reduce_expr(rows_wise, x, op, exprs, correction, out, context, params):
+def _reduce_expr(rows_wise, x, op, exprs, correction, out, context, params,
+                 vs=None):
     """reduce / reduce_rows with expressions, several inputs or parameters:
     one spec (text built by expressions.spec_text) and one
-    wg_reduce_spec / wg_reduce_rows_spec call."""
+    wg_reduce_spec / wg_reduce_rows_spec call. vs: x's views, if made."""
     what = "reduce_rows" if rows_wise else "reduce"
-    vs = input_views(what, x)
+    vs = vs or input_views(what, x)
     v = vs[0]
     ctx = _context_for(v, context)
     primitive = "reduce-rows" if rows_wise else "reduce-array"
@@ -165,12 +166,7 @@ def _reduce_expr(rows_wise, x, op, exprs, correction, out, context, params):
             ctx.call(lib.wg_reduce_rows_spec, ctypes.byref(c), inputs, k, rows,
                      cols, row_stride, params_c, nparams, out_ptr, v.stream)
         return out
-    for w in vs:
-        if not is_dense(w.shape, w.strides):
-            raise ArrayError(f"{what}: an input with strides {w.strides} for "
-                             f"shape {w.shape} has gaps; pass a contiguous "
-                             "array")
-    n = v.size
+    n = v.size  # C-contiguous (reduce's _whole_as_dims sent the rest away)
     _ready(ctx, v)
     if out is None:
         def launch(handle, scratch):
@@ -186,15 +182,14 @@ def _reduce_expr(rows_wise, x, op, exprs, correction, out, context, params):
     return out
 
 
-def _whole_as_dims(x, op, exprs, params, keepdim):
+def _whole_as_dims(vs, op, exprs, params, keepdim):
     """Every dim of x (0 for a 0-d x) where reduce with dim=None must go
     the way of dim= to give the row-major answer, else None (one pass over
     memory, in memory's order): keepdim, which returns an array of ones;
     a layout with gaps or negative strides; a layout that is not
     C-contiguous where the elements' order or pairing matters (argmin and
     argmax, expressions, which may use the index i, several inputs, which
-    are paired by their position in memory)."""
-    vs = input_views("reduce", x)
+    are paired by their position in memory). vs: the inputs' views."""
     ndim = len(vs[0].shape)
     every = tuple(range(ndim)) if ndim else 0
     if keepdim:
@@ -245,8 +240,9 @@ def reduce(x, op=None, *, dim=None, keepdim=False, map=None, combine=None,
     x.sum(dim=None, keepdim=True) does."""
     exprs = (map, combine, identity, final)
     whole = dim is None
+    vs = input_views("reduce", x) if whole else None
     if whole:
-        dim = _whole_as_dims(x, op, exprs, params, keepdim)
+        dim = _whole_as_dims(vs, op, exprs, params, keepdim)
     if dim is not None:
         from .axis import reduce_dims
         if not whole or keepdim:
@@ -262,15 +258,11 @@ def reduce(x, op=None, *, dim=None, keepdim=False, map=None, combine=None,
         return (res.to_host() if isinstance(res, DeviceArray) else res).item()
     if _with_expressions(x, exprs, params):
         return _reduce_expr(False, x, op, exprs, correction, out, context,
-                            params)
+                            params, vs)
     op = "sum" if op is None else op
-    v = view(x)
+    v = vs[0]  # dense (_whole_as_dims sent the rest away)
     op_index = _op_index(op)
     ctx = _context_for(v, context)
-    if not is_dense(v.shape, v.strides):
-        raise ArrayError(f"reduce: an input with strides {v.strides} for "
-                         f"shape {v.shape} has gaps; pass a contiguous "
-                         "array (x.contiguous(), cupy.ascontiguousarray)")
     n = v.size
     reduction, out_type = _reduction(_TYPE_INDEX[v.type], op_index)
     params, nparams = _params(correction)
