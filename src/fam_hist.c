@@ -168,8 +168,12 @@ typedef struct bin_parts {
  * quotient a division gives (tests/emulate/divcheck.c checks it, bit for
  * bit, over widths of [2^-100, 2^100]). A range whose width lies outside
  * [1e-30, 1e30] (inside that, and plain decimal literals), or whose width
- * times the bins is not finite, keeps the division. */
+ * times the bins is not finite, keeps the division; there, where t
+ * itself overflows (a range past FLT_MAX / bins in f32), the key's bin is
+ * d / (hi - lo) * bins instead: t would be inf, and every key from there
+ * up would land in the last bin. */
 static void float_bin(bin_parts *p, const char *v, const char *load, bool f64) {
+  const char *max = f64 ? "1.79769313486231570815e+308" : "3.40282346638528859812e+38f";
   wg_buf_printf(&p->fields, "  %s lo, hi, width, bins, recip;\n  int last;\n  bool refine;\n", v);
   wg_buf_printf(&p->prepare,
                 "  c.lo = (%s)wg_pp.p[0].f64, c.hi = (%s)wg_pp.p[1].f64;\n"
@@ -177,7 +181,7 @@ static void float_bin(bin_parts *p, const char *v, const char *load, bool f64) {
                 "  c.last = (int)(nbins - 1);\n"
                 "  c.refine = c.width >= (%s)1e-30 && c.width <= (%s)1e30 &&\n"
                 "             c.width * c.bins <= (%s)%s;\n",
-                v, v, v, v, v, v, v, f64 ? "1.79769313486231570815e+308" : "3.40282346638528859812e+38f");
+                v, v, v, v, v, v, v, max);
   /* No branch a key: a key outside the range (or NaN) is binned as lo and
    * then dropped by the select, so every key runs the same few
    * instructions (the branches and their divergence bookkeeping cost more
@@ -186,17 +190,18 @@ static void float_bin(bin_parts *p, const char *v, const char *load, bool f64) {
   wg_buf_printf(&p->body,
                 "  const %s x_ = %s;\n"
                 "  const bool in = x_ >= c.lo && x_ <= c.hi; /* false for NaN */\n"
-                "  const %s t = ((in ? x_ : c.lo) - c.lo) * c.bins;\n"
+                "  const %s d = (in ? x_ : c.lo) - c.lo;\n"
+                "  const %s t = d * c.bins;\n"
                 "  %s q;\n"
                 "  if (WG_FAST || c.refine) {\n"
                 "    q = t * c.recip;\n"
                 "    q = %s(%s(-q, c.width, t), c.recip, q);\n"
-                "  } else {\n"
-                "    q = t / c.width;\n"
+                "  } else { /* where d * bins overflows, d / width * bins */\n"
+                "    q = t <= (%s)%s ? t / c.width : d / c.width * c.bins;\n"
                 "  }\n"
                 "  const int b = %s(q); /* 0 <= q <= nbins */\n"
                 "  return !in ? -1 : b < c.last ? b : c.last; /* x == hi: the last */",
-                v, load, v, v, f64 ? "fma" : "fmaf", f64 ? "fma" : "fmaf",
+                v, load, v, v, v, f64 ? "fma" : "fmaf", f64 ? "fma" : "fmaf", v, max,
                 f64 ? "__double2int_rz" : "__float2int_rz");
   p->fast = "c.refine";
 }

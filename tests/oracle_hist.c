@@ -41,7 +41,8 @@ int64_t wg_oracle_hist_bin(wg_type type, int64_t bins, double lo, double hi,
   case WG_F64: {
     const double v = wg_oracle_elem(type, in, i);
     if (!(v >= lo && v <= hi)) return -1;
-    const double t = (v - lo) * (double)bins / (hi - lo);
+    const double d = v - lo, scaled = d * (double)bins; /* as the kernel: */
+    const double t = isfinite(scaled) ? scaled / (hi - lo) : d / (hi - lo) * (double)bins;
     const int64_t b = (int64_t)t;
     return b < bins ? b : bins - 1;
   }
@@ -51,7 +52,7 @@ int64_t wg_oracle_hist_bin(wg_type type, int64_t bins, double lo, double hi,
     if (!(v >= l && v <= h)) return -1;
     const float d = v - l;
     const float scaled = d * (float)bins;
-    const float t = scaled / (h - l);
+    const float t = isfinite(scaled) ? scaled / (h - l) : d / (h - l) * (float)bins;
     const int64_t b = (int64_t)t;
     return b < bins ? b : bins - 1;
   }

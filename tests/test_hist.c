@@ -404,6 +404,46 @@ START_TEST(bins_sizes_and_keys) {
 }
 END_TEST
 
+/* Ranges so wide that (x - lo) * bins overflows the value type (f32, or
+ * f64): each key still goes to its own bin, where before the fix every key
+ * from FLT_MAX / bins up went to the last one. The oracle bins as the
+ * kernel does, so beside it the uniform keys' last bin must hold about its
+ * share. */
+START_TEST(wide_ranges) {
+  static const struct {
+    const char *text;
+    double lo, hi;
+  } cases[] = {
+    {"histogram f32 bins=1000", 0, 1e36},
+    {"histogram f32 bins=65536", -1e38, 1e38},
+    {"histogram f64 bins=1000", 0, 1e306},
+    {"histogram f64 bins=256", -5e307, 5e307},
+  };
+  wg_context *ctx = wg_test_context();
+  const uint64_t n = 100003;
+  buffers b;
+  buffers_make(ctx, &b, (n + 8) * 8, 65536);
+  for (size_t k = 0; k < WG_COUNT_OF(cases); k++) {
+    wg_spec s;
+    WG_TEST_OK(ctx, wg_spec_parse(ctx, &s, cases[k].text));
+    const wg_scalar range[2] = {{.f64 = cases[k].lo}, {.f64 = cases[k].hi}};
+    for (int kind = 0; kind < 4; kind++) {
+      wg_oracle_hist_fill(s.type, s.bins, cases[k].lo, cases[k].hi, kind, b.host_in, n,
+                          wg_test_seed() ^ (k * 7 + (uint64_t)kind));
+      WG_TEST_OK(ctx, wg_memcpy_htod(ctx, b.dev_in, b.host_in, n * wg_type_size(s.type), NULL));
+      wg_oracle_histogram(b.want, s.type, s.bins, cases[k].lo, cases[k].hi, b.host_in, n);
+      if (kind == 0)
+        ck_assert_msg(b.want[s.bins - 1] < 4 * n / (uint64_t)s.bins + 50,
+                      "%s: the oracle put %" PRIu64 " uniform keys in the last bin",
+                      cases[k].text, b.want[s.bins - 1]);
+      run_and_check(ctx, &b, &s, 0, n, range, 2, kind_names[kind]);
+    }
+  }
+  buffers_free(ctx, &b);
+  wg_context_destroy(ctx);
+}
+END_TEST
+
 /* 16-bit counters wrap, exactly: every key in one bin, in a low half, a
  * high half, and two neighbours sharing a word (whole-word wraps), with
  * far more than 65535 keys a block; and many more keys than one block
@@ -589,6 +629,7 @@ static Suite *gpu_suite(void) {
   TCase *tc = tcase_create("gpu");
   tcase_set_timeout(tc, 1200);
   tcase_add_test(tc, bins_sizes_and_keys);
+  tcase_add_test(tc, wide_ranges);
   tcase_add_test(tc, counters_wrap);
   tcase_add_test(tc, map_expressions);
   tcase_add_test(tc, zero_keys_and_repeats);

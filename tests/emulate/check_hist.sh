@@ -49,6 +49,9 @@ run f64 3 200000 u32 "5000 3 1 3" "3000 1 0 2" "70001 2 1 0 1"
 # a float range too wide for the reciprocal: every trip divides, a vector at a time
 run f32 2 256 u32 "70001 3 1 0 1" "4099 1 0 3 1"
 run bf16 1 1000 u32 "20000 2 1 1 1"
+# a range so wide that (x - lo) * bins overflows: the bin divides first
+run f32 2 65536 u32 "70001 3 1 0 2" "4099 1 0 3 2"
+run f64 3 256 u64 "20000 2 1 0 2" "5000 1 0 3 2"
 run u32 5 1 u32 "3000 2 1 3"
 # the float bin's quotient: a reciprocal refined once is the division
 cc -O2 -ffp-contract=off tests/emulate/divcheck.c -o "$work/divcheck" -lm &&
