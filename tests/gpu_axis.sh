@@ -9,7 +9,7 @@
 #        tests/gpu_axis.sh BINDIR                   (on the GPU machine)
 #   --prepare copies the binaries from the meson build folder BUILD into
 #   BINDIR (an ignored folder, e.g. build-gpu-axis, to carry) and compiles
-#   every spec the suites launch into BINDIR/cache.tgz on every core here,
+#   every spec the suites launch into BINDIR/axis-cache.tgz on every core here,
 #   so that the GPU machine compiles nothing when its NVRTC is the same
 #   file (else the suite compiles them itself, on every core, first: about
 #   30 s on 16 cores). --no-cache skips that (minutes on 2 busy cores).
@@ -28,7 +28,7 @@ if [ "${1:-}" = --prepare ]; then
   { "$bin/test_axis" --specs
     echo "reduce-array f32 sum arch=sm_90"; } | sort -u |
     xargs -P "$(nproc)" -d '\n' -I{} "$bin/warpgen" cubin "{}" -o /dev/null
-  tar czf "$bin/cache.tgz" -C "$cache" . && rm -rf "$cache"
+  tar czf "$bin/axis-cache.tgz" -C "$cache" . && rm -rf "$cache"
   "$bin/warpgen" info | sed -n 's/^nvrtc id  //p' >"$bin/nvrtc-id"
   ls -la "$bin"
   exit 0
@@ -40,7 +40,7 @@ mkdir -p "$out"
 export WARPGEN_CACHE_DIR=${WARPGEN_CACHE_DIR:-/tmp/warpgen-axis-cache}
 export WARPGEN_TEMPLATE_DIR=
 mkdir -p "$WARPGEN_CACHE_DIR"
-[ -f "$bin/cache.tgz" ] && tar xzf "$bin/cache.tgz" -C "$WARPGEN_CACHE_DIR"
+[ -f "$bin/axis-cache.tgz" ] && tar xzf "$bin/axis-cache.tgz" -C "$WARPGEN_CACHE_DIR"
 if [ -f "$bin/nvrtc-id" ]; then
   here=$(CUDA_VISIBLE_DEVICES= "$bin/warpgen" info 2>/dev/null | sed -n 's/^nvrtc id  //p')
   [ "$here" = "$(cat "$bin/nvrtc-id")" ] && echo "cache: carried (same NVRTC)" ||
