@@ -304,12 +304,14 @@ static int launch(wg_context *ctx, const wg_kernel *k, const wg_spec *s, unsigne
                             api->LaunchKernel(k->function, (unsigned)grid, 1, 1,
                                               block, 1, 1, 0, cs, params, NULL),
                             "cuLaunchKernel");
-    if (status == WG_OK && mode >= 2)
-      status = wg_cuda_status(ctx, api->MemsetD8Async(workspace, 0, bytes, cs),
-                              "cuMemsetD8Async (the scan's tile statuses, for the next "
-                              "launch)");
+    const bool launched = status == WG_OK;
+    if (launched && mode >= 2 &&
+        (status = wg_cuda_status(ctx, api->MemsetD8Async(workspace, 0, bytes, cs),
+                                 "cuMemsetD8Async (the scan's tile statuses, for the next "
+                                 "launch)")))
+      wg_workspace_retire(ctx, &ws); /* its tile counter and statuses stay dirty */
     if (mode >= 2) {
-      const int released = wg_workspace_release(ctx, api, cs, &ws, status == WG_OK);
+      const int released = wg_workspace_release(ctx, api, cs, &ws, launched);
       if (status == WG_OK) status = released;
     }
   }

@@ -68,14 +68,25 @@ static int acquire_in_graph(wg_context *ctx, const wg_driver_api *api,
   return WG_OK;
 }
 
-/* Adds a slot to the pool, its tickets zeroed on `stream` (whose id is
- * `id`), and its event recorded after the memset: until a launch uses it,
- * the memset is its last use. */
+/* The extra space a slot holds for `extra` bytes: none, or a power of two
+ * of at least 64 KiB, so that growing is rare. */
+static size_t extra_room(size_t extra) {
+  size_t room = 64u << 10;
+  while (room < extra) room *= 2;
+  return extra ? room : 0;
+}
+
+/* Adds a slot to the pool with room for `extra` bytes, its tickets (and
+ * the extra space) zeroed on `stream` (whose id is `id`), and its event
+ * recorded after the memset: until a launch uses it, the memset is its
+ * last use. Made at its size at once, the first call on a stream never
+ * waits on the host (grow_slot would). */
 static int add_slot(wg_context *ctx, const wg_driver_api *api,
                     struct wg_workspace_pool *pool, CUstream stream,
-                    unsigned long long id) {
+                    unsigned long long id, size_t extra) {
   pool_slot s = {0};
-  int status = wg_cuda_status(ctx, api->MemAlloc(&s.ptr, WG_WORKSPACE_BYTES),
+  const size_t room = extra_room(extra);
+  int status = wg_cuda_status(ctx, api->MemAlloc(&s.ptr, WG_WORKSPACE_BYTES + room),
                               "cuMemAlloc (a reduction workspace)");
   if (status == WG_OK)
     status = wg_cuda_status(ctx, api->EventCreate(&s.done, CU_EVENT_DISABLE_TIMING),
@@ -83,6 +94,10 @@ static int add_slot(wg_context *ctx, const wg_driver_api *api,
   if (status == WG_OK)
     status = wg_cuda_status(
         ctx, api->MemsetD8Async(s.ptr, 0, WG_WORKSPACE_TICKET_BYTES, stream),
+        "cuMemsetD8Async");
+  if (status == WG_OK && room)
+    status = wg_cuda_status(
+        ctx, api->MemsetD8Async(s.ptr + WG_WORKSPACE_BYTES, 0, room, stream),
         "cuMemsetD8Async");
   if (status == WG_OK)
     status = wg_cuda_status(ctx, api->EventRecord(s.done, stream), "cuEventRecord");
@@ -92,6 +107,7 @@ static int add_slot(wg_context *ctx, const wg_driver_api *api,
     return status;
   }
   s.stream_id = id;
+  s.extra = room;
   s.last_use = ++pool->clock;
   pool->slots[pool->count++] = s;
   return WG_OK;
@@ -101,7 +117,7 @@ static int add_slot(wg_context *ctx, const wg_driver_api *api,
  * the status in *status. */
 static int pick_slot(wg_context *ctx, const wg_driver_api *api,
                      struct wg_workspace_pool *pool, CUstream stream,
-                     unsigned long long id, int *status) {
+                     unsigned long long id, size_t extra, int *status) {
   *status = WG_OK;
   for (int i = 0; i < pool->count; i++)
     if (!pool->slots[i].retired && pool->slots[i].stream_id == id) return i;
@@ -115,7 +131,7 @@ static int pick_slot(wg_context *ctx, const wg_driver_api *api,
     }
   }
   if (pool->count < WG_POOL_MAX) {
-    *status = add_slot(ctx, api, pool, stream, id);
+    *status = add_slot(ctx, api, pool, stream, id, extra);
     return *status == WG_OK ? pool->count - 1 : -1;
   }
   int oldest = -1;
@@ -136,12 +152,13 @@ static int pick_slot(wg_context *ctx, const wg_driver_api *api,
 
 /* Makes slot s hold at least `extra` zeroed bytes after WG_WORKSPACE_BYTES:
  * waits for its last launch, frees it, allocates the next power of two
- * and zeroes all of it on `stream` (the tickets included). A slot whose
- * memory could not be replaced is retired. */
+ * and zeroes all of it on `stream` (the tickets included), its event
+ * recorded after the memset, so that no other stream takes the slot before
+ * the zeroing ends even if the launch never comes. A slot whose memory
+ * could not be replaced is retired. */
 static int grow_slot(wg_context *ctx, const wg_driver_api *api, pool_slot *s,
-                     CUstream stream, size_t extra) {
-  size_t want = 64u << 10;
-  while (want < extra) want *= 2;
+                     CUstream stream, unsigned long long stream_id, size_t extra) {
+  const size_t want = extra_room(extra);
   int status = wg_cuda_status(ctx, api->EventSynchronize(s->done),
                               "cuEventSynchronize (growing a workspace)");
   if (status != WG_OK) return status;
@@ -154,6 +171,8 @@ static int grow_slot(wg_context *ctx, const wg_driver_api *api, pool_slot *s,
     status = wg_cuda_status(
         ctx, api->MemsetD8Async(s->ptr, 0, WG_WORKSPACE_BYTES + want, stream),
         "cuMemsetD8Async");
+  if (status == WG_OK)
+    status = wg_cuda_status(ctx, api->EventRecord(s->done, stream), "cuEventRecord");
   if (status != WG_OK) {
     if (s->ptr) api->MemFree(s->ptr);
     s->ptr = 0;
@@ -161,6 +180,7 @@ static int grow_slot(wg_context *ctx, const wg_driver_api *api, pool_slot *s,
     return status;
   }
   s->extra = want;
+  s->stream_id = stream_id;
   return WG_OK;
 }
 
@@ -191,10 +211,10 @@ int wg_workspace_acquire_extra(wg_context *ctx, const wg_driver_api *api,
     if (!pool) return wg_fail(ctx, WG_ENOMEM, "out of memory for the workspace pool");
     ctx->device->workspaces = pool;
   }
-  const int slot = pick_slot(ctx, api, pool, stream, ws->stream_id, &status);
+  const int slot = pick_slot(ctx, api, pool, stream, ws->stream_id, extra_bytes, &status);
   if (slot < 0) return status;
   if (pool->slots[slot].extra < extra_bytes &&
-      (status = grow_slot(ctx, api, &pool->slots[slot], stream, extra_bytes)))
+      (status = grow_slot(ctx, api, &pool->slots[slot], stream, ws->stream_id, extra_bytes)))
     return status;
   ws->slot = slot;
   ws->ptr = pool->slots[slot].ptr;
@@ -221,6 +241,10 @@ int wg_workspace_release(wg_context *ctx, const wg_driver_api *api,
   s->stream_id = ws->stream_id;
   s->last_use = ++ctx->device->workspaces->clock;
   return WG_OK;
+}
+
+void wg_workspace_retire(wg_context *ctx, const wg_workspace *ws) {
+  if (ws->ptr && ws->slot >= 0) ctx->device->workspaces->slots[ws->slot].retired = true;
 }
 
 void wg_workspace_pool_free(wg_context *ctx) {

@@ -50,6 +50,12 @@ int wg_workspace_acquire_extra(wg_context *ctx, const wg_driver_api *api,
 int wg_workspace_release(wg_context *ctx, const wg_driver_api *api,
                          CUstream stream, wg_workspace *ws, bool launched);
 
+/* Retires the pool workspace of `ws` for good (a graph-owned one is left
+ * alone): for a launch that ran but whose workspace could not be put back
+ * as the next launch needs it (zeroed), so that no launch takes it again.
+ * Its memory is freed with the pool. */
+void wg_workspace_retire(wg_context *ctx, const wg_workspace *ws);
+
 /* Frees ctx's pool (its memory and events). Called by wg_context_destroy
  * before wg_device_release (the memory lives in its CUDA context);
  * work still queued on a workspace must have finished. */
