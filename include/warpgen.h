@@ -689,8 +689,9 @@ WG_API int wg_reduce(wg_context *ctx, wg_type type, wg_operator op,
  * r * row_stride of `in`; row_stride >= cols) into out[r]. rows == 0 is a
  * no-op; cols == 0 writes the identity to each row (an error for argmin,
  * argmax and norminf). The operators and output types are those of
- * wg_reduce; argmin/argmax give the index within the row. Asynchronous;
- * the same bits on every run; streams and graphs as for wg_reduce (only
+ * wg_reduce; argmin/argmax give the index within the row. An output that
+ * overlaps the input's span is WG_EINVAL (blocks write while others
+ * read). Asynchronous; the same bits on every run; streams and graphs as for wg_reduce (only
  * few very long rows, split over several blocks each, use a workspace). */
 WG_API int wg_reduce_rows(wg_context *ctx, wg_type type, wg_operator op,
                           uint64_t in, uint64_t rows, uint64_t cols,
@@ -886,7 +887,8 @@ WG_API int wg_reduce_spec_output_type(const wg_spec *spec);
  * streams and inside CUDA graph capture (the memset and the kernel are
  * captured; make one call before capturing so that nothing compiles
  * then). Returns WG_EINVAL for NULL ctx, a spec of another primitive,
- * the wrong number of parameters or a bad range; WG_ESPEC for an invalid
+ * the wrong number of parameters, a bad range or an output that overlaps
+ * the input (the memset would clear keys); WG_ESPEC for an invalid
  * spec (bins outside 1..2^31-1, counts other than u32/u64, a map that
  * is not an integer); WG_EALIGN / WG_ERANGE / WG_EINVAL for pointers as
  * wg_reduce. The spec is read during the call only. */
@@ -930,14 +932,14 @@ WG_API int wg_histogram(wg_context *ctx, const wg_spec *spec, uint64_t in, uint6
  * counts, and a decoupled look-back over the earlier tiles' counts gives
  * the tile its place in the output (counts are integers, so the result is
  * the same on every run). Asynchronous on stream; nothing waits on the
- * host.
+ * host but the growth of a workspace, below.
  *
  * Workspace: a launch of more than one tile needs 8 bytes a tile after a
  * reduction's workspace (see wg_reduce), taken from the same per-stream
- * pool and under graph capture from the graph; the first call on a
- * stream needing more than its workspace holds waits for that workspace's
- * last launch, frees it and allocates one of the next power-of-two size
- * (once, like the first allocation). The kernel leaves its workspace ready
+ * pool and under graph capture from the graph. A workspace the call
+ * makes is made at its size; a call that takes one made smaller (by
+ * smaller launches) waits on the host for that workspace's last launch,
+ * frees it and allocates one of the next power-of-two size (once a size). The kernel leaves its workspace ready
  * for the next launch with no memset.
  *
  * Errors: WG_EINVAL for NULL ctx/spec/inputs/out_count, a spec of another
@@ -959,7 +961,8 @@ WG_API int wg_compact(wg_context *ctx, const wg_spec *spec, const uint64_t *inpu
  * are rounded once; others in their own type). Strides are in elements,
  * any value >= cols (ignored when rows == 1); `in` and `out` need only the
  * element's alignment (16-byte aligned rows move faster). out == in with
- * equal strides works in place; any other overlap is WG_EINVAL.
+ * equal strides works in place; any other overlap of out with in, weight
+ * or bias is WG_EINVAL.
  *
  *   wg_softmax_rows      exp(x - max) / sum(exp(x - max))
  *   wg_log_softmax_rows  x - max - log(sum(exp(x - max)))
@@ -970,14 +973,16 @@ WG_API int wg_compact(wg_context *ctx, const wg_spec *spec, const uint64_t *inpu
  *   wg_layer_norm_rows   (x - mean) / sqrt(var + eps) * weight + bias
  * var is the biased variance (divided by cols), as
  * torch.nn.functional.layer_norm over the last dimension; an all-equal row
- * has variance exactly 0 (its output is bias). weight and bias are device
+ * has variance exactly 0 (its output is bias where eps > 0; with eps 0 it
+ * is NaN, 0 / 0, as PyTorch gives). weight and bias are device
  * pointers to `cols` elements of `type` (0: none, i.e. 1 and 0).
  *
  *   wg_rms_norm_rows     x / sqrt(mean(x^2) + eps) * weight
  * as torch.nn.functional.rms_norm; weight as above (0: none).
  *
  * eps is a finite value >= 0 (else WG_EINVAL), a kernel argument: a new
- * value compiles nothing. A NaN or infinity in a normalised row makes it
+ * value compiles nothing. f32 and 16-bit rows take it as an f32: a value
+ * past FLT_MAX is WG_EINVAL, one below the least f32 subnormal is 0. A NaN or infinity in a normalised row makes it
  * NaN wherever PyTorch's formula does.
  *
  * rows == 0 or cols == 0 writes nothing and returns WG_OK (after the
@@ -1058,9 +1063,10 @@ WG_API int wg_rownorm_spec(wg_context *ctx, const wg_spec *spec, uint64_t in,
  *
  * An empty kept dimension writes nothing; an empty reduced axis writes the
  * operator's empty answer to every output (argmin, argmax and norminf:
- * WG_EINVAL). Sizes whose product or whose byte extent overflows are
- * WG_ERANGE; ndim outside [1, WG_MAX_DIMS], an axis out of range or
- * repeated, a negative size, NULL pointers: WG_EINVAL. Asynchronous on
+ * WG_EINVAL, even with no output to write). Sizes whose product or whose
+ * byte extent overflows are WG_ERANGE; ndim outside [1, WG_MAX_DIMS], naxes
+ * of 0, an axis out of range or repeated, a negative size, NULL pointers,
+ * an output that overlaps an input's span: WG_EINVAL. Asynchronous on
  * stream; the same bits on every run for a given shape, strides and
  * device; streams and graphs as wg_reduce (a split launch uses a
  * workspace). shape, strides and axes are read during the call only. */
@@ -1109,7 +1115,8 @@ WG_API int wg_reduce_axis_spec(wg_context *ctx, const wg_spec *spec,
  * `stream` after the launch zeroes again for the next one. A launch that
  * needs more extra space than any before on that workspace grows it once:
  * the host waits for the workspace's last launch, then allocates (as
- * wg_compact's launches do). */
+ * wg_compact's launches do; a workspace made for the call is made at its
+ * size, with no wait). */
 WG_API int wg_scan_array(wg_context *ctx, wg_type type, wg_operator op, int exclusive,
                          uint64_t in, uint64_t n, uint64_t out, void *stream);
 

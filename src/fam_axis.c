@@ -216,12 +216,17 @@ static int view_make(wg_context *ctx, axis_view *v, int ndim, const int64_t *sha
 
 /* Checks that `in` covers the view's offsets; each input has the view's
  * shape and strides. */
-static int check_input(wg_context *ctx, const axis_view *v, uint64_t in, size_t size) {
+static int check_input(wg_context *ctx, const axis_view *v, uint64_t in, size_t size,
+                       uint64_t out, uint64_t out_bytes) {
   if (in == 0) return wg_fail(ctx, WG_EINVAL, "the input pointer is NULL");
   if (v->lo < 0 && (uint64_t)-(v->lo + 1) >= in / size)
     return wg_fail(ctx, WG_ERANGE, "the input's negative strides reach below address 0");
-  const uint64_t lowest = in - (uint64_t)(-v->lo) * size;
-  return wg_check_device_buffer(ctx, "input", lowest, (uint64_t)(v->hi - v->lo) + 1, size);
+  const uint64_t lowest = in - (uint64_t)(-v->lo) * size, count = (uint64_t)(v->hi - v->lo) + 1;
+  int status = wg_check_device_buffer(ctx, "input", lowest, count, size);
+  /* Blocks write their outputs while others still read: never in place. */
+  if (status == WG_OK)
+    status = wg_check_apart(ctx, "output", out, out_bytes, "input", lowest, count * size);
+  return status;
 }
 
 /* --- the launch shape ----------------------------------------------------- */
@@ -325,14 +330,16 @@ int wg_reduce_axis_spec(wg_context *ctx, const wg_spec *spec, const uint64_t *in
   axis_view v;
   if (status == WG_OK) status = view_make(ctx, &v, ndim, shape, strides, axes, naxes);
   if (status != WG_OK) return status;
-  if (v.count == 0) {
-    wg_errmsg_clear(ctx);
-    return WG_OK;
-  }
+  /* An empty axis has no argmin, argmax or norminf even where there is
+   * no output to write (PyTorch refuses it too). */
   if (v.len == 0 &&
       (status = wg_reduce_check_nonempty(ctx, spec->combine ? WG_OP_NONE : spec->op,
                                          "an empty axis")))
     return status;
+  if (v.count == 0) {
+    wg_errmsg_clear(ctx);
+    return WG_OK;
+  }
   if (v.sl == 1 && v.len > 1 && v.outer == 1 &&
       (v.inner == 1 || v.si >= (int64_t)v.len)) {
     /* Rows: the last axis of a contiguous array, or rows a stride apart. */
@@ -342,13 +349,12 @@ int wg_reduce_axis_spec(wg_context *ctx, const wg_spec *spec, const uint64_t *in
                                v.inner == 1 ? v.len : (uint64_t)v.si, params, nparams,
                                out, stream);
   }
+  const size_t out_size = wg_types[facts.out_type].size;
+  status = wg_check_device_buffer(ctx, "output", out, v.count, out_size);
   for (int i = 0; status == WG_OK && v.len > 0 && i < (spec->ninputs < 1 ? 1 : spec->ninputs);
        i++)
-    status = check_input(ctx, &v, inputs[i],
-                         wg_types[i == 0 ? spec->type : spec->inputs[i]].size);
-  if (status == WG_OK)
-    status = wg_check_device_buffer(ctx, "output", out, v.count,
-                                    wg_types[facts.out_type].size);
+    status = check_input(ctx, &v, inputs[i], wg_types[i == 0 ? spec->type : spec->inputs[i]].size,
+                         out, v.count * out_size);
   if (status != WG_OK) return status;
   return axis_launch(ctx, &facts, inputs, &v, kparams, out, stream);
 }

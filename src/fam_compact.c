@@ -172,12 +172,6 @@ const wg_family wg_family_compact = {
 
 /* --- the call ------------------------------------------------------------- */
 
-/* Do the byte ranges [a, a + na) and [b, b + nb) share a byte? (The
- * buffers were checked not to wrap.) */
-static bool ranges_overlap(uint64_t a, uint64_t na, uint64_t b, uint64_t nb) {
-  return na && nb && a < b + nb && b < a + na;
-}
-
 /* The spec, inputs, parameters and outputs of a call, checked. */
 static int compact_args(wg_context *ctx, const wg_spec *spec, const uint64_t *inputs,
                         size_t ninputs, uint64_t n, const wg_scalar *params,
@@ -227,14 +221,16 @@ static int compact_args(wg_context *ctx, const wg_spec *spec, const uint64_t *in
   for (size_t o = 0; o < WG_COUNT_OF(outs); o++) {
     for (size_t k = 0; k < want; k++) {
       const uint64_t bytes = n * wg_types[k ? spec->inputs[k] : spec->type].size;
-      if (ranges_overlap(outs[o].at, outs[o].bytes, inputs[k], bytes))
-        return wg_fail(ctx, WG_EINVAL, "wg_compact: %s overlaps input %zu (compaction "
-                       "is not done in place)", outs[o].name, k);
+      char input[64];
+      snprintf(input, sizeof input, "input %zu (compaction is not done in place)", k);
+      if ((rc = wg_check_apart(ctx, outs[o].name, outs[o].at, outs[o].bytes, input, inputs[k],
+                               bytes)))
+        return rc;
     }
     for (size_t p = o + 1; p < WG_COUNT_OF(outs); p++)
-      if (ranges_overlap(outs[o].at, outs[o].bytes, outs[p].at, outs[p].bytes))
-        return wg_fail(ctx, WG_EINVAL, "wg_compact: %s overlaps %s", outs[o].name,
-                       outs[p].name);
+      if ((rc = wg_check_apart(ctx, outs[o].name, outs[o].at, outs[o].bytes, outs[p].name,
+                               outs[p].at, outs[p].bytes)))
+        return rc;
   }
   return WG_OK;
 }

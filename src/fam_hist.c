@@ -346,6 +346,10 @@ int wg_histogram(wg_context *ctx, const wg_spec *spec, uint64_t in, uint64_t n,
   if (status == WG_OK)
     status = wg_check_device_buffer(ctx, "input", in, n, wg_types[spec->type].size);
   if (status == WG_OK) status = wg_check_device_buffer(ctx, "output", out, bins, count_size);
+  /* The call zeroes the output before the kernel reads the keys. */
+  if (status == WG_OK)
+    status = wg_check_apart(ctx, "output", out, bins * count_size, "input", in,
+                            n * wg_types[spec->type].size);
   wg_kernel *k = NULL;
   if (status == WG_OK && n > 0) status = wg_kernel_get(ctx, &k, spec);
   if (status != WG_OK) return status;

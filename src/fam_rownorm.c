@@ -468,6 +468,9 @@ static int rownorm_run(wg_context *ctx, const wg_spec *spec, const rownorm_args 
                    (unsigned long long)a->out_stride, (unsigned long long)a->cols);
   if (norm && !(isfinite(a->eps) && a->eps >= 0))
     return wg_fail(ctx, WG_EINVAL, "eps %g is not a finite value >= 0", a->eps);
+  if (norm && size <= 4 && !isfinite((float)a->eps)) /* the kernel's eps is an f32 */
+    return wg_fail(ctx, WG_EINVAL, "eps %g is past the f32 range %s rows compute in", a->eps,
+                   wg_types[type].name);
   if (a->rows == 0 || a->cols == 0) {
     wg_errmsg_clear(ctx);
     return WG_OK;
@@ -488,6 +491,15 @@ static int rownorm_run(wg_context *ctx, const wg_spec *spec, const rownorm_args 
   if (!same && a->in < a->out + out_span * size && a->out < a->in + in_span * size)
     return wg_fail(ctx, WG_EINVAL, "the output overlaps the input (only out == in with "
                    "equal strides works in place)");
+  /* Every row reads all of weight and bias: rows written first would
+   * change them under the rows still to come. */
+  if (norm && a->weight)
+    status = wg_check_apart(ctx, "output", a->out, out_span * size, "weight", a->weight,
+                            a->cols * size);
+  if (!status && spec->primitive == WG_LAYERNORM_ROWS && a->bias)
+    status = wg_check_apart(ctx, "output", a->out, out_span * size, "bias", a->bias,
+                            a->cols * size);
+  if (status) return status;
 
   wg_kernel *k = NULL;
   status = wg_kernel_get(ctx, &k, spec);

@@ -49,4 +49,12 @@ void wg_kernel_table_free(wg_context *ctx);
 int wg_check_device_buffer(wg_context *ctx, const char *what, uint64_t ptr,
                            uint64_t count, size_t size);
 
+/* Checks that the byte ranges [out, out + out_bytes) and [in, in +
+ * in_bytes), each already checked by wg_check_device_buffer, share no
+ * byte: WG_EINVAL naming both, else WG_OK. For the calls whose kernels
+ * read inputs while other blocks write outputs (and so never work in
+ * place, or only where the caller has checked it is the same elements). */
+int wg_check_apart(wg_context *ctx, const char *out_what, uint64_t out, uint64_t out_bytes,
+                   const char *in_what, uint64_t in, uint64_t in_bytes);
+
 #endif /* WG_KERNEL_H */

@@ -81,6 +81,13 @@ int wg_check_device_buffer(wg_context *ctx, const char *what, uint64_t ptr,
   return WG_OK;
 }
 
+int wg_check_apart(wg_context *ctx, const char *out_what, uint64_t out, uint64_t out_bytes,
+                   const char *in_what, uint64_t in, uint64_t in_bytes) {
+  if (out_bytes && in_bytes && out < in + in_bytes && in < out + out_bytes)
+    return wg_fail(ctx, WG_EINVAL, "the %s overlaps the %s", out_what, in_what);
+  return WG_OK;
+}
+
 /* Block and grid: the caller's where given, else the kernel's defaults (a
  * block size that suits the primitive, and as many blocks as the device
  * holds at once: the kernels loop over their input, so more only queue). */

@@ -232,6 +232,11 @@ static int reduce_rows(wg_context *ctx, const wg_spec_facts *f, const uint64_t *
                                     wg_types[spec.inputs[k]].size);
   if (status == WG_OK) status = wg_check_device_buffer(ctx, "output", out, rows,
                                     wg_types[f->out_type].size);
+  /* Blocks write their rows' outputs while others still read: never in
+   * place. */
+  for (int k = 0; status == WG_OK && k < (spec.ninputs < 1 ? 1 : spec.ninputs); k++)
+    status = wg_check_apart(ctx, "output", out, rows * wg_types[f->out_type].size, "input",
+                            inputs[k], span * wg_types[k ? spec.inputs[k] : type].size);
   if (status != WG_OK) return status;
 
   /* The element kernel serves every row length; the others are shaped.

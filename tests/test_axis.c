@@ -690,6 +690,25 @@ START_TEST(errors_before_launch) {
   const int64_t empty[2] = {0, 3}, es[2] = {3, 1};
   REFUSE(WG_EINVAL, wg_reduce_axis(ctx, &r, &in, 1, 2, empty, es, &ax0, 1, NULL, 0, out,
                                    NULL), "no answer");
+  /* ... even with no output to write. */
+  const int64_t empty2[2] = {0, 0};
+  REFUSE(WG_EINVAL, wg_reduce_axis(ctx, &r, &in, 1, 2, empty2, es, &ax0, 1, NULL, 0, out,
+                                   NULL), "no answer");
+  r.op = WG_OP_SUM;
+  /* Outputs inside an input's span: the kernel (axis 1, 4 x 5 x 6) and
+   * rows (axis 2, the last), at the start, inside, and under a negative
+   * stride's reach. */
+  REFUSE(WG_EINVAL, wg_reduce_axis(ctx, &r, &in, 1, 3, shape, strides, &ax0 + 0, 1, NULL, 0,
+                                   in + 4 * 100, NULL), "overlaps");
+  const int ax1only = 1, ax_last = 2;
+  REFUSE(WG_EINVAL, wg_reduce_axis(ctx, &r, &in, 1, 3, shape, strides, &ax1only, 1, NULL, 0,
+                                   in, NULL), "overlaps");
+  REFUSE(WG_EINVAL, wg_reduce_axis(ctx, &r, &in, 1, 3, shape, strides, &ax_last, 1, NULL, 0,
+                                   in + 4 * 119, NULL), "overlaps");
+  const int64_t back[2] = {10, 8}, bk[2] = {-8, 1}; /* rows read downwards from in */
+  REFUSE(WG_EINVAL, wg_reduce_axis(ctx, &r, &in, 1, 2, back, bk, &ax0, 1, NULL, 0,
+                                   in - 4 * 40, NULL), "overlaps");
+  r.op = WG_OP_ARGMAX;
   r.op = WG_OP_MEAN;
   r.type = WG_I32;
   REFUSE(WG_ESPEC, wg_reduce_axis(ctx, &r, &in, 1, 3, shape, strides, &ax0, 1, NULL, 0,

@@ -220,6 +220,11 @@ START_TEST(argument_errors) {
   r.primitive = WG_REDUCE_ARRAY;
   ck_assert_int_eq(wg_histogram(ctx, &r, in, 10, range, 2, out, NULL), WG_EINVAL);
   ck_assert_msg(strstr(wg_errmsg(ctx), "histogram"), "%s", wg_errmsg(ctx));
+  /* The output over the keys: the call's memset would clear them. */
+  ck_assert_int_eq(wg_histogram(ctx, &i, in, 10, NULL, 0, in + 32, NULL), WG_EINVAL);
+  ck_assert_msg(strstr(wg_errmsg(ctx), "overlaps"), "%s", wg_errmsg(ctx));
+  ck_assert_int_eq(wg_histogram(ctx, &f, in, 10, range, 2, in - 60, NULL), WG_EINVAL);
+  ck_assert_msg(strstr(wg_errmsg(ctx), "overlaps"), "%s", wg_errmsg(ctx));
   /* the range: two values, finite, lo < hi, hi - lo finite in f32 */
   ck_assert_int_eq(wg_histogram(ctx, &f, in, 10, range, 1, out, NULL), WG_EINVAL);
   ck_assert_int_eq(wg_histogram(ctx, &f, in, 10, range, 3, out, NULL), WG_EINVAL);

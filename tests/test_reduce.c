@@ -865,6 +865,10 @@ START_TEST(errors_and_edges) {
                                   b.dev_out, NULL), WG_EALIGN);
   ck_assert_int_eq(wg_reduce_rows(ctx, WG_F32, WG_OP_SUM, b.dev_in, UINT64_MAX / 2, 10,
                                   UINT64_MAX / 4, b.dev_out, NULL), WG_ERANGE);
+  /* Row sums written over rows other blocks still read. */
+  ck_assert_int_eq(wg_reduce_rows(ctx, WG_F32, WG_OP_SUM, b.dev_in, 4, 10, 10, b.dev_in + 8,
+                                  NULL), WG_EINVAL);
+  ck_assert_ptr_nonnull(strstr(wg_errmsg(ctx), "overlaps"));
   ck_assert_int_eq(wg_reduce(NULL, WG_F32, WG_OP_SUM, b.dev_in, 10, b.dev_out, NULL),
                    WG_EINVAL);
   /* The plain calls write the input's type: argmax of f32 needs _ex. */

@@ -214,6 +214,19 @@ START_TEST(bad_arguments) {
                    WG_EINVAL);
   ck_assert_int_eq(wg_rms_norm_rows(ctx, WG_F32, p, 0, p, 1, 8, 8, 8, NAN, NULL), WG_EINVAL);
   ck_assert(strstr(wg_errmsg(ctx), "eps") != NULL);
+  ck_assert_int_eq(wg_rms_norm_rows(ctx, WG_BF16, p, 0, p, 1, 8, 8, 8, 1e39, NULL), WG_EINVAL);
+  ck_assert(strstr(wg_errmsg(ctx), "f32") != NULL);
+  /* out over weight or bias: rows written first would change them. */
+  const uint64_t q = 0x20000;
+  ck_assert_int_eq(wg_layer_norm_rows(ctx, WG_F32, p, q + 16, 0, q, 4, 8, 8, 8, 1e-5, NULL),
+                   WG_EINVAL);
+  ck_assert(strstr(wg_errmsg(ctx), "weight") != NULL);
+  ck_assert_int_eq(wg_layer_norm_rows(ctx, WG_F32, p, 0, q + 124, q, 4, 8, 8, 8, 1e-5, NULL),
+                   WG_EINVAL);
+  ck_assert(strstr(wg_errmsg(ctx), "bias") != NULL);
+  ck_assert_int_eq(wg_rms_norm_rows(ctx, WG_F32, p, q - 16, q, 4, 8, 8, 8, 1e-5, NULL),
+                   WG_EINVAL);
+  ck_assert(strstr(wg_errmsg(ctx), "weight") != NULL);
   /* Nothing to do: no device needed, no error. */
   ck_assert_int_eq(wg_softmax_rows(ctx, WG_F32, 0, 0, 0, 100, 100, 100, NULL), WG_OK);
   ck_assert_int_eq(wg_layer_norm_rows(ctx, WG_BF16, 0, 0, 0, 0, 5, 0, 0, 0, 1e-5, NULL),
