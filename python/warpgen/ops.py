@@ -255,7 +255,9 @@ def reduce(x, op=None, *, dim=None, keepdim=False, map=None, combine=None,
             return out
         res = reduce_dims(x, op, dim, False, exprs, correction, None, context,
                           params)
-        return (res.to_host() if isinstance(res, DeviceArray) else res).item()
+        if isinstance(res, DeviceArray):  # bf16 comes back as its raw bits
+            return _scalar(res.to_host().tobytes(), res.type)
+        return res.item()
     if _with_expressions(x, exprs, params):
         return _reduce_expr(False, x, op, exprs, correction, out, context,
                             params, vs)
