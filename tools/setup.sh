@@ -32,9 +32,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# pytest runs the Python package's tests.
+# pytest runs the Python package's tests; pyflakes reads them and the
+# package for undefined names (code a GPU-less CI never executes).
 python3 -m pytest --version >/dev/null 2>&1 ||
   python3 -m pip install -q --disable-pip-version-check pytest
+python3 -m pyflakes --version >/dev/null 2>&1 ||
+  python3 -m pip install -q --disable-pip-version-check pyflakes
 
 # A disassembler for `warpgen sass`: the toolkit's, else NVIDIA's PyPI wheel
 # unpacked into .tools/ (nothing installed system-wide).

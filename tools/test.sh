@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test.sh - sets up and builds warpgen, then runs every test suite (unit,
 # nvrtc, cli, cache, gpu; gpu skips without a device), the expression and
-# spec fuzzers, the Python package's tests and its `pip install .`,
+# spec fuzzers, pyflakes and the Python package's tests and its `pip install .`,
 # then the host-side suites again in a build with AddressSanitizer and UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,10 +28,14 @@ WARPGEN_NVRTC_EVERY=${WARPGEN_NVRTC_EVERY_FIRST:-5} \
 stage fuzzers
 bash tests/fuzz/run.sh all 45
 
-# The Python package: its tests against the library just built (GPU tests
-# skip without a device), then `pip install .` into a throwaway virtual
-# environment, as a new user would, and a PTX printed from it.
+# The Python package: pyflakes over it and its tests (an undefined name in
+# a path only a GPU runs, such as reduce's copy fallback of 8fae89c, fails
+# here, not on a user's GPU), its tests against the library just built
+# (GPU tests skip without a device), then `pip install .` into a
+# throwaway virtual environment, as a new user would, and a PTX printed
+# from it.
 stage python
+python3 -m pyflakes python/warpgen python/tests
 PYTHONPATH=python WARPGEN_LIBRARY=$PWD/build/libwarpgen.so python3 -m pytest -q python/tests
 venv=$(mktemp -d)
 python3 -m venv "$venv"

@@ -32,3 +32,18 @@ def test_import_loads_nothing_heavy():
     assert cuda == "-", "import warpgen loaded the CUDA driver"
     assert modules == "-", f"import warpgen imported {modules}"
     assert nvrtc_after_source == "-", "generating source loaded NVRTC"
+
+
+def test_all_names_the_public_api():
+    # from warpgen import * gives every public function and class (the
+    # rownorm calls were once left out), and nothing it does not define.
+    import types
+
+    import warpgen
+    public = {name for name, value in vars(warpgen).items()
+              if not name.startswith("_") and
+              not isinstance(value, types.ModuleType) and
+              (callable(value) or name.isupper())}
+    public -= {"library_path"}
+    assert public <= set(warpgen.__all__), sorted(public - set(warpgen.__all__))
+    assert all(hasattr(warpgen, name) for name in warpgen.__all__)
