@@ -158,7 +158,10 @@ static int view_make(wg_context *ctx, axis_view *v, int ndim, const int64_t *sha
     if (shape[d] == 0) *(reduced[d] ? &empty_axis : &empty_kept) = true;
   }
   v->outer = v->inner = 1;
-  if (empty_kept) return WG_OK; /* count 0: nothing to write */
+  if (empty_kept) { /* count 0: nothing to write; len says only whether the axis is empty */
+    v->len = empty_axis ? 0 : 1;
+    return WG_OK;
+  }
   uint64_t count = 1, len = 1;
   for (int d = 0; d < ndim; d++)
     if (__builtin_mul_overflow(reduced[d] ? len : count, (uint64_t)shape[d],

@@ -731,6 +731,8 @@ START_TEST(errors_before_launch) {
   const int64_t none[2] = {5, 0}, ns[2] = {1, 1};
   r = (wg_reduction)WG_REDUCTION_INIT;
   OK(ctx, wg_reduce_axis(ctx, &r, &in, 1, 2, none, ns, &ax0, 1, NULL, 0, 0, NULL));
+  r.op = WG_OP_ARGMAX; /* the axis has 5 elements: only the outputs are none */
+  OK(ctx, wg_reduce_axis(ctx, &r, &in, 1, 2, none, ns, &ax0, 1, NULL, 0, 0, NULL));
   wg_context_destroy(ctx);
 #undef REFUSE
 }
