@@ -266,8 +266,8 @@ def test_refused_tensors(torch):
         with pytest.raises(warpgen.DTypeError):
             warpgen.warp_scan(x)
     x = torch.randn(16, 16, device="cuda")
-    with pytest.raises(warpgen.ArrayError, match="gaps"):
-        warpgen.reduce(x[:, ::2])
+    # A layout with gaps is read (through the dims path since stop 45).
+    assert abs(warpgen.reduce(x[:, ::2]) - float(x[:, ::2].double().sum())) < 1e-4
     with pytest.raises(warpgen.ArrayError, match="C-contiguous"):
         warpgen.warp_reduce(x.t())
     with pytest.raises(warpgen.ArrayError, match="column"):
