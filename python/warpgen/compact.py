@@ -73,7 +73,7 @@ def compact(x, pred=None, *, indices=True, narrow=True, context=None, **params):
     ctx.call(lib.wg_memcpy_dtoh, ctypes.byref(word), count_ptr, 8, v.stream)
     kept = word.value
 
-    def first(a):  # DeviceArray (the outputs of CAI and DLPack inputs) has no slices
+    def first(a):  # a DeviceArray (CAI and DLPack inputs' outputs): no slices
         return a.shorten(kept) if isinstance(a, DeviceArray) else a[:kept]
     return (first(out_values), None if out_indices is None else first(out_indices),
             kept)

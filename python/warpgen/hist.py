@@ -58,7 +58,8 @@ def histogram(x, bins=100, range=None, *, map=None, out=None, context=None,
     key k in bin k (range must be None): that is bincount with a fixed
     number of bins. map= (docs/expressions.md, over x, i, n and keyword
     parameters p0=...; i counts row-major, whatever x's strides) gives
-    each key's bin instead (integer; outside [0, bins) counted nowhere). Returns out, shape (bins,), int64."""
+    each key's bin instead (integer; outside [0, bins) counted nowhere).
+    Returns out, shape (bins,), int64."""
     if integer(bins) is None or integer(bins) < 1:
         raise ArrayError(f"histogram: bins must be an integer of at least 1, "
                          f"not {bins!r}")
