@@ -488,12 +488,13 @@ static int rownorm_run(wg_context *ctx, const wg_spec *spec, const rownorm_args 
   /* In place (the same rows) is fine: each element is read before the same
    * lane writes it. Any other overlap would read written values. */
   const bool same = a->in == a->out && (a->rows == 1 || a->in_stride == a->out_stride);
-  if (!same && a->in < a->out + out_span * size && a->out < a->in + in_span * size)
-    return wg_fail(ctx, WG_EINVAL, "the output overlaps the input (only out == in with "
-                   "equal strides works in place)");
+  if (!same)
+    status = wg_check_apart(ctx, "output", a->out, out_span * size,
+                            "input (only out == in with equal strides works in place)", a->in,
+                            in_span * size);
   /* Every row reads all of weight and bias: rows written first would
    * change them under the rows still to come. */
-  if (norm && a->weight)
+  if (!status && norm && a->weight)
     status = wg_check_apart(ctx, "output", a->out, out_span * size, "weight", a->weight,
                             a->cols * size);
   if (!status && spec->primitive == WG_LAYERNORM_ROWS && a->bias)

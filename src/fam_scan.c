@@ -363,9 +363,11 @@ static int scan_run(wg_context *ctx, const wg_spec *specp, uint64_t in, uint64_t
   /* In place is fine (each element is read and then written by one
    * thread); any other overlap would read outputs as inputs. */
   const bool in_place = in == out && in_size == out_size && (rows == 1 || in_stride == out_stride);
-  if (!in_place && in < out + out_span * out_size && out < in + in_span * in_size)
-    return wg_fail(ctx, WG_EINVAL, "the output overlaps the input without being the same "
-                   "elements (in place)");
+  if (!in_place &&
+      (status = wg_check_apart(ctx, "output", out, out_span * out_size,
+                               "input without being the same elements (in place)", in,
+                               in_span * in_size)))
+    return status;
 
   /* Rows run tiles, and the whole-array kernel's, when they hold a tile:
    * the same tiles code (a tile never crosses a row) without the group
