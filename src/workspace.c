@@ -76,38 +76,51 @@ static size_t extra_room(size_t extra) {
   return extra ? room : 0;
 }
 
-/* Adds a slot to the pool with room for `extra` bytes, its tickets (and
- * the extra space) zeroed on `stream` (whose id is `id`), and its event
- * recorded after the memset: until a launch uses it, the memset is its
- * last use. Made at its size at once, the first call on a stream never
- * waits on the host (grow_slot would). */
+/* Gives slot s (its event made, no memory) room for `extra` bytes: the
+ * memory allocated, its tickets and extra space zeroed on `stream` (whose
+ * id is `id`) and its event recorded after that, so that until a launch
+ * uses it the zeroing is its last use and no other stream takes it before
+ * the zeroing ends. On failure s holds no memory. */
+static int fill_slot(wg_context *ctx, const wg_driver_api *api, pool_slot *s,
+                     CUstream stream, unsigned long long id, size_t extra) {
+  const size_t room = extra_room(extra);
+  int status = wg_cuda_status(ctx, api->MemAlloc(&s->ptr, WG_WORKSPACE_BYTES + room),
+                              "cuMemAlloc (a reduction workspace)");
+  if (status == WG_OK)
+    status = wg_cuda_status(
+        ctx, api->MemsetD8Async(s->ptr, 0, WG_WORKSPACE_TICKET_BYTES, stream),
+        "cuMemsetD8Async");
+  if (status == WG_OK && room)
+    status = wg_cuda_status(
+        ctx, api->MemsetD8Async(s->ptr + WG_WORKSPACE_BYTES, 0, room, stream),
+        "cuMemsetD8Async");
+  if (status == WG_OK)
+    status = wg_cuda_status(ctx, api->EventRecord(s->done, stream), "cuEventRecord");
+  if (status != WG_OK) {
+    if (s->ptr) api->MemFree(s->ptr);
+    s->ptr = 0;
+    s->extra = 0;
+    return status;
+  }
+  s->extra = room;
+  s->stream_id = id;
+  return WG_OK;
+}
+
+/* Adds a slot to the pool with room for `extra` bytes (fill_slot). Made at
+ * its size at once, the first call on a stream never waits on the host
+ * (grow_slot would). */
 static int add_slot(wg_context *ctx, const wg_driver_api *api,
                     struct wg_workspace_pool *pool, CUstream stream,
                     unsigned long long id, size_t extra) {
   pool_slot s = {0};
-  const size_t room = extra_room(extra);
-  int status = wg_cuda_status(ctx, api->MemAlloc(&s.ptr, WG_WORKSPACE_BYTES + room),
-                              "cuMemAlloc (a reduction workspace)");
-  if (status == WG_OK)
-    status = wg_cuda_status(ctx, api->EventCreate(&s.done, CU_EVENT_DISABLE_TIMING),
-                            "cuEventCreate");
-  if (status == WG_OK)
-    status = wg_cuda_status(
-        ctx, api->MemsetD8Async(s.ptr, 0, WG_WORKSPACE_TICKET_BYTES, stream),
-        "cuMemsetD8Async");
-  if (status == WG_OK && room)
-    status = wg_cuda_status(
-        ctx, api->MemsetD8Async(s.ptr + WG_WORKSPACE_BYTES, 0, room, stream),
-        "cuMemsetD8Async");
-  if (status == WG_OK)
-    status = wg_cuda_status(ctx, api->EventRecord(s.done, stream), "cuEventRecord");
+  int status = wg_cuda_status(ctx, api->EventCreate(&s.done, CU_EVENT_DISABLE_TIMING),
+                              "cuEventCreate");
+  if (status == WG_OK) status = fill_slot(ctx, api, &s, stream, id, extra);
   if (status != WG_OK) {
     if (s.done) api->EventDestroy(s.done);
-    if (s.ptr) api->MemFree(s.ptr);
     return status;
   }
-  s.stream_id = id;
-  s.extra = room;
   s.last_use = ++pool->clock;
   pool->slots[pool->count++] = s;
   return WG_OK;
@@ -151,37 +164,19 @@ static int pick_slot(wg_context *ctx, const wg_driver_api *api,
 }
 
 /* Makes slot s hold at least `extra` zeroed bytes after WG_WORKSPACE_BYTES:
- * waits for its last launch, frees it, allocates the next power of two
- * and zeroes all of it on `stream` (the tickets included), its event
- * recorded after the memset, so that no other stream takes the slot before
- * the zeroing ends even if the launch never comes. A slot whose memory
- * could not be replaced is retired. */
+ * waits for its last launch, frees it and fills it again (fill_slot) at
+ * the next power of two. A slot whose memory could not be replaced is
+ * retired. */
 static int grow_slot(wg_context *ctx, const wg_driver_api *api, pool_slot *s,
                      CUstream stream, unsigned long long stream_id, size_t extra) {
-  const size_t want = extra_room(extra);
   int status = wg_cuda_status(ctx, api->EventSynchronize(s->done),
                               "cuEventSynchronize (growing a workspace)");
   if (status != WG_OK) return status;
   api->MemFree(s->ptr);
   s->ptr = 0;
-  s->extra = 0;
-  status = wg_cuda_status(ctx, api->MemAlloc(&s->ptr, WG_WORKSPACE_BYTES + want),
-                          "cuMemAlloc (a larger workspace)");
-  if (status == WG_OK)
-    status = wg_cuda_status(
-        ctx, api->MemsetD8Async(s->ptr, 0, WG_WORKSPACE_BYTES + want, stream),
-        "cuMemsetD8Async");
-  if (status == WG_OK)
-    status = wg_cuda_status(ctx, api->EventRecord(s->done, stream), "cuEventRecord");
-  if (status != WG_OK) {
-    if (s->ptr) api->MemFree(s->ptr);
-    s->ptr = 0;
-    s->retired = true;
-    return status;
-  }
-  s->extra = want;
-  s->stream_id = stream_id;
-  return WG_OK;
+  status = fill_slot(ctx, api, s, stream, stream_id, extra);
+  if (status != WG_OK) s->retired = true;
+  return status;
 }
 
 int wg_workspace_acquire(wg_context *ctx, const wg_driver_api *api,
